@@ -1,0 +1,77 @@
+// A single-node Kafka broker in KRaft mode (broker and controller in one JVM) on
+// 127.0.0.1, run from Maven Central's jars with `java -cp`.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Kafka, logLevel } from 'kafkajs';
+import { fetchKafka } from './artifacts.ts';
+import { freePort, startService, waitUntil, type RunDir } from './processes.ts';
+
+const run = promisify(execFile);
+
+export interface LocalBroker {
+  version: string;
+  bootstrap: string;
+}
+
+// KRaft wants a cluster id of 16 bytes in URL-safe base64 without padding.
+const clusterId = (): string => Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+
+// Ready means the controller has elected itself and the broker answers metadata
+// requests, not merely that the port is open.
+async function answersMetadata(bootstrap: string): Promise<boolean> {
+  const admin = new Kafka({
+    brokers: [bootstrap],
+    logLevel: logLevel.NOTHING,
+    retry: { retries: 0 },
+  }).admin();
+  try {
+    await admin.connect();
+    const cluster = await admin.describeCluster();
+    return cluster.brokers.length > 0 && cluster.controller !== null;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function startKafkaBroker(runDir: RunDir, version: string): Promise<LocalBroker> {
+  const libs = await fetchKafka(version);
+  const [port, controllerPort] = [await freePort(), await freePort()];
+  const name = `kafka-${version}`;
+  const dataDir = join(runDir.path, name);
+  const config = join(runDir.path, `${name}.properties`);
+  await writeFile(
+    config,
+    [
+      'process.roles=broker,controller',
+      'node.id=1',
+      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      'controller.listener.names=CONTROLLER',
+      'inter.broker.listener.name=PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      `log.dirs=${dataDir}`,
+      'num.partitions=1',
+      // Topics are created explicitly by the code that needs them, as in production.
+      'auto.create.topics.enable=false',
+      'offsets.topic.replication.factor=1',
+      'offsets.topic.num.partitions=8',
+      'transaction.state.log.replication.factor=1',
+      'transaction.state.log.min.isr=1',
+      'transaction.state.log.num.partitions=4',
+      'group.initial.rebalance.delay.ms=0',
+      'log.retention.check.interval.ms=600000',
+      '',
+    ].join('\n'),
+  );
+  const classpath = `${libs}/*`;
+  await run('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', config]);
+  const jvm = ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true'];
+  const service = await startService(runDir, name, 'java', [...jvm, '-cp', classpath, 'kafka.Kafka', config]);
+  const bootstrap = `127.0.0.1:${port}`;
+  await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap), { timeoutMs: 90_000, ...service });
+  return { version, bootstrap };
+}

@@ -1,0 +1,118 @@
+// Starting and stopping the local JVM services so that a second run never trips over
+// the first: every run has its own folder under .cache/run holding its data and the
+// pids it started; a later start kills what a crashed run left behind.
+import { spawn } from 'node:child_process';
+import { openSync, closeSync, existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface RunDir {
+  path: string;
+  pids: number[];
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port assigned'));
+      });
+    });
+  });
+}
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Stops a process group: SIGTERM, then SIGKILL after the grace period. */
+export async function stopProcess(pid: number, graceMs = 15_000): Promise<void> {
+  const signal = (sig: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      // the group is gone already
+    }
+  };
+  signal('SIGTERM');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (isAlive(pid)) signal('SIGKILL');
+}
+
+const PIDS_FILE = 'pids.json';
+
+/** Removes run folders whose owner process died without cleaning up, killing their services. */
+export async function reapStaleRuns(runsRoot: string): Promise<void> {
+  if (!existsSync(runsRoot)) return;
+  for (const entry of await readdir(runsRoot)) {
+    const owner = Number(entry.split('-')[0]);
+    if (Number.isInteger(owner) && isAlive(owner)) continue;
+    const path = join(runsRoot, entry);
+    try {
+      const pids = JSON.parse(await readFile(join(path, PIDS_FILE), 'utf8')) as number[];
+      await Promise.all(pids.map((pid) => stopProcess(pid, 5_000)));
+    } catch {
+      // no pid file: nothing was started
+    }
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+export async function createRunDir(runsRoot: string): Promise<RunDir> {
+  const path = join(runsRoot, `${process.pid}-${Date.now()}`);
+  await mkdir(path, { recursive: true });
+  return { path, pids: [] };
+}
+
+/** Starts a detached process group whose output goes to a log file in the run folder. */
+export async function startService(
+  run: RunDir,
+  name: string,
+  command: string,
+  args: string[],
+): Promise<{ pid: number; logFile: string; exited: () => boolean }> {
+  const logFile = join(run.path, `${name}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = spawn(command, args, { cwd: run.path, detached: true, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited = false;
+  child.once('exit', () => (exited = true));
+  child.unref();
+  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  run.pids.push(child.pid);
+  await writeFile(join(run.path, PIDS_FILE), JSON.stringify(run.pids));
+  return { pid: child.pid, logFile, exited: () => exited };
+}
+
+/** Polls `probe` until it resolves true; fails early when the service's process exits. */
+export async function waitUntil(
+  what: string,
+  probe: () => Promise<boolean>,
+  options: { timeoutMs: number; exited: () => boolean; logFile: string },
+): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  while (Date.now() < deadline) {
+    if (options.exited()) {
+      const log = await readFile(options.logFile, 'utf8').catch(() => '');
+      throw new Error(
+        `${what} exited during start-up; last log lines:\n${log.split('\n').slice(-30).join('\n')}`,
+      );
+    }
+    if (await probe().catch(() => false)) return;
+    await sleep(250);
+  }
+  throw new Error(`${what} not ready after ${options.timeoutMs} ms (log: ${options.logFile})`);
+}

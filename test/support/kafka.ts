@@ -1,0 +1,46 @@
+// Integration helpers: clients for the broker the global setup started, topics with
+// random names that are always deleted afterwards.
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel, type Admin } from 'kafkajs';
+import { inject } from 'vitest';
+
+export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+export function kafkaClient(bootstrap = inject('kafkaBrokers')): Kafka {
+  return new Kafka({
+    clientId: uniqueName('test'),
+    brokers: [bootstrap],
+    logLevel: logLevel.ERROR,
+    retry: { retries: 8, initialRetryTime: 100 },
+  });
+}
+
+/** Creates topics for one test and returns a function that deletes them again. */
+export async function withTopics(
+  kafka: Kafka,
+  topics: { topic: string; numPartitions?: number; configEntries?: { name: string; value: string }[] }[],
+): Promise<{ admin: Admin; cleanup: () => Promise<void> }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await admin.createTopics({ topics, waitForLeaders: true });
+  return {
+    admin,
+    cleanup: async () => {
+      await admin.deleteTopics({ topics: topics.map((t) => t.topic) }).catch(() => {});
+      await admin.disconnect();
+    },
+  };
+}
+
+/** Resolves once `predicate` holds, polling; rejects after `timeoutMs`. */
+export async function eventually(
+  predicate: () => boolean,
+  timeoutMs = 30_000,
+  what = 'condition',
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,34 @@
+import { defineConfig } from 'vitest/config';
+
+// Two groups: `unit` needs nothing but Node; `integration` runs against a real Kafka
+// broker, a real schema registry and the sandbox, started once by the global setup.
+// `npm test` runs both. The JSON report feeds .ci/run's closing count line.
+export default defineConfig({
+  test: {
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.integration.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.integration.test.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // Two cores: integration files share one broker; running them two at a time
+          // keeps the JVMs responsive.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
