@@ -1,0 +1,47 @@
+// What the bulk runner needs of the reference data service (v4 bulk lookup, spec items
+// 13 and 14), in the pipeline's own terms; src/refdata's client provides it.
+import type { JsonRecord } from '../mapping/lookup-task.ts';
+
+export interface LookupParameters {
+  matchingThreshold: number;
+  maxCandidates: number;
+  dataSources?: string[];
+  featuresOn: string[];
+  featuresOff: string[];
+  configurationId?: string;
+}
+
+export interface BulkCandidate {
+  svcId: string;
+  score: number;
+  dataSource?: string;
+  name?: string;
+  businessPartner?: unknown;
+}
+
+export interface BulkTaskResult {
+  taskId: string;
+  /** OK, FAILED or INVALID_INPUT. */
+  status: string;
+  message?: string;
+  candidates: BulkCandidate[];
+  goldenRecord?: { svcId: string; businessPartner?: unknown };
+}
+
+export interface BulkPage {
+  id: string;
+  /** CREATED, RUNNING, FINISHED or FAILED. */
+  status: string;
+  progress: number;
+  results: BulkTaskResult[];
+  nextStartAfter?: string;
+  message?: string;
+}
+
+export interface BulkLookupApi {
+  createBulk(
+    tasks: { id: string; jsonRecord: JsonRecord }[],
+    parameters: LookupParameters,
+  ): Promise<{ id: string }>;
+  readBulk(id: string, page: { limit: number; startAfter?: string }): Promise<BulkPage>;
+}

@@ -1,0 +1,93 @@
+// Per-key order and coalescing. At most one piece of work per partner is dispatched at
+// a time, so its outputs come out in input order. A newer version that arrives while
+// the older one still waits in the batcher replaces it there (one lookup, one quota
+// unit for both); one that arrives after the older was submitted waits, and further
+// versions coalesce into it.
+import type { PartnerWork } from './records.ts';
+
+interface KeySlot {
+  active: PartnerWork;
+  next?: PartnerWork;
+}
+
+export class KeyScheduler {
+  readonly #slots = new Map<string, KeySlot>();
+  readonly #dispatch: (work: PartnerWork) => void;
+  #coalesced = 0;
+
+  constructor(dispatch: (work: PartnerWork) => void) {
+    this.#dispatch = dispatch;
+  }
+
+  /** Number of input records that were folded into an earlier record's lookup. */
+  get coalesced(): number {
+    return this.#coalesced;
+  }
+
+  get activeKeys(): number {
+    return this.#slots.size;
+  }
+
+  offer(work: PartnerWork): void {
+    const slot = this.#slots.get(work.partnerId);
+    if (!slot) {
+      this.#slots.set(work.partnerId, { active: work });
+      this.#dispatch(work);
+      return;
+    }
+    if (slot.active.state === 'queued' && canMerge(slot.active, work)) {
+      merge(slot.active, work);
+      this.#coalesced += work.records.length;
+      return;
+    }
+    if (slot.next && canMerge(slot.next, work)) {
+      merge(slot.next, work);
+      this.#coalesced += work.records.length;
+      return;
+    }
+    if (slot.next) {
+      // A delete after a pending lookup (or the reverse) cannot be merged; keep both
+      // in order by chaining them through the slot's waiting list.
+      chain(slot.next, work);
+      return;
+    }
+    slot.next = work;
+  }
+
+  /** The active work of this partner is finished; the next version, if any, goes. */
+  complete(partnerId: string): void {
+    const slot = this.#slots.get(partnerId);
+    if (!slot) return;
+    const next = slot.next;
+    if (!next) {
+      this.#slots.delete(partnerId);
+      return;
+    }
+    const after = waiting.get(next);
+    waiting.delete(next);
+    this.#slots.set(partnerId, after ? { active: next, next: after } : { active: next });
+    this.#dispatch(next);
+  }
+}
+
+const waiting = new WeakMap<PartnerWork, PartnerWork>();
+
+function chain(head: PartnerWork, work: PartnerWork): void {
+  let last = head;
+  for (let next = waiting.get(last); next; next = waiting.get(last)) last = next;
+  if (canMerge(last, work)) merge(last, work);
+  else waiting.set(last, work);
+}
+
+const canMerge = (older: PartnerWork, newer: PartnerWork): boolean =>
+  older.kind === 'lookup' && newer.kind === 'lookup' && older.state !== 'submitted';
+
+/** The newer content wins; every input record stays, oldest first, to get its own output. */
+function merge(into: PartnerWork, newer: PartnerWork): void {
+  into.records.push(...newer.records);
+  into.jsonRecord = newer.jsonRecord;
+  into.hash = newer.hash;
+  // An earlier run's submission only stands for the content it was made for.
+  if (newer.resumeFrom?.hash !== into.hash) delete into.resumeFrom;
+  else into.resumeFrom = newer.resumeFrom;
+}

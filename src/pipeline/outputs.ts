@@ -1,0 +1,257 @@
+// The messages a finished piece of work produces: one MatchResult per input record,
+// at most one lifecycle event, the storage record, or dead letters.
+import { randomUUID } from 'node:crypto';
+import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
+import type { PartnerEnrichError } from '../errors.ts';
+import type { AcceptedRecord, InputRecord, PartnerWork } from './records.ts';
+
+export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
+export type OutputName = 'matches' | 'events' | 'storage' | 'deadLetters';
+
+export interface OutputMessage {
+  output: OutputName;
+  key: string | Buffer | null;
+  /** An object encoded by the sink with the output's schema; raw bytes for dead letters; null for a tombstone. */
+  value: object | Buffer | null;
+  headers?: Record<string, string>;
+}
+
+export interface MatchCandidate {
+  svcId: string;
+  score: number;
+  dataSource: string | null;
+  name: string | null;
+}
+
+/** What the storage knows of a partner: enough to skip unchanged content and to reuse its match. */
+export interface StoredPartner {
+  hash: string;
+  svcId: string | null;
+  outcome: MatchOutcome;
+  bestCandidate: MatchCandidate | null;
+}
+
+export interface Thresholds {
+  fullMatch: number;
+  maybeMatch: number;
+}
+
+export interface EmitContext {
+  storageId: string;
+  now: () => number;
+}
+
+export function classify(best: BulkCandidate | undefined, thresholds: Thresholds): MatchOutcome {
+  if (!best) return 'NO_MATCH';
+  if (best.score >= thresholds.fullMatch) return 'MATCH';
+  if (best.score >= thresholds.maybeMatch) return 'MAYBE_MATCH';
+  return 'NO_MATCH';
+}
+
+const toCandidate = (c: BulkCandidate): MatchCandidate => ({
+  svcId: c.svcId,
+  score: c.score,
+  dataSource: c.dataSource ?? null,
+  name: c.name ?? null,
+});
+
+function matchResult(
+  record: AcceptedRecord,
+  partnerId: string,
+  fields: {
+    outcome: MatchOutcome;
+    best: MatchCandidate | null;
+    others?: MatchCandidate[];
+    golden?: { svcId: string; json: string } | null;
+    bulkId?: string | null;
+    failureReason?: string | null;
+    reused?: boolean;
+  },
+  context: EmitContext,
+): OutputMessage {
+  const { position } = record.input;
+  return {
+    output: 'matches',
+    key: partnerId,
+    value: {
+      partnerId,
+      outcome: fields.outcome,
+      bestCandidate: fields.best,
+      otherCandidates: fields.others ?? [],
+      goldenRecord: fields.golden ?? null,
+      bulkId: fields.bulkId ?? null,
+      source: { topic: position.topic, partition: position.partition, offset: position.offset },
+      failureReason: fields.failureReason ?? null,
+      reused: fields.reused ?? false,
+      processedAt: context.now(),
+    },
+  };
+}
+
+function lifecycle(
+  work: PartnerWork,
+  previous: StoredPartner | undefined,
+  stored: StoredPartner,
+  context: EmitContext,
+  traceId: string | null,
+): OutputMessage[] {
+  const type =
+    previous === undefined
+      ? 'BusinessPartnerCreated'
+      : previous.hash !== stored.hash
+        ? 'BusinessPartnerUpdated'
+        : null;
+  if (!type) return [];
+  return [
+    {
+      output: 'events',
+      key: work.partnerId,
+      value: {
+        eventId: randomUUID(),
+        type,
+        partnerId: work.partnerId,
+        svcId: stored.svcId,
+        storageId: context.storageId,
+        occurredAt: context.now(),
+        traceId,
+        rerunId: null,
+      },
+    },
+  ];
+}
+
+function storageRecord(work: PartnerWork, stored: StoredPartner, context: EmitContext): OutputMessage {
+  const newest = work.records.at(-1)?.partner;
+  return {
+    output: 'storage',
+    key: work.partnerId,
+    value: {
+      partnerId: work.partnerId,
+      record: newest,
+      contentHash: stored.hash,
+      svcId: stored.svcId,
+      outcome: stored.outcome,
+      bestCandidate: stored.bestCandidate,
+      matchedAt: context.now(),
+    },
+  };
+}
+
+const traceOf = (work: PartnerWork): string | null => work.records.at(-1)?.input.headers.traceparent ?? null;
+
+/** A lookup came back: results for every record, the event, the new storage state. */
+export function matchedOutputs(
+  work: PartnerWork,
+  result: BulkTaskResult,
+  bulkId: string,
+  previous: StoredPartner | undefined,
+  thresholds: Thresholds,
+  context: EmitContext,
+): { messages: OutputMessage[]; stored: StoredPartner } {
+  const [first, ...rest] = result.candidates.map(toCandidate);
+  const outcome = classify(result.candidates[0], thresholds);
+  const best = first ?? null;
+  const golden = result.goldenRecord
+    ? { svcId: result.goldenRecord.svcId, json: JSON.stringify(result.goldenRecord.businessPartner ?? {}) }
+    : null;
+  const stored: StoredPartner = {
+    hash: work.hash as string,
+    svcId: outcome === 'MATCH' || outcome === 'MAYBE_MATCH' ? (best?.svcId ?? null) : null,
+    outcome,
+    bestCandidate: best,
+  };
+  const messages = work.records.map((record) =>
+    matchResult(record, work.partnerId, { outcome, best, others: rest, golden, bulkId }, context),
+  );
+  messages.push(
+    ...lifecycle(work, previous, stored, context, traceOf(work)),
+    storageRecord(work, stored, context),
+  );
+  return { messages, stored };
+}
+
+/** Content unchanged since the last successful match: its result is repeated, no quota spent. */
+export function reusedOutputs(
+  work: PartnerWork,
+  stored: StoredPartner,
+  context: EmitContext,
+): OutputMessage[] {
+  return work.records.map((record) =>
+    matchResult(
+      record,
+      work.partnerId,
+      { outcome: stored.outcome, best: stored.bestCandidate, reused: true },
+      context,
+    ),
+  );
+}
+
+/** A tombstone: the partner leaves the storage. */
+export function deleteOutputs(
+  work: PartnerWork,
+  previous: StoredPartner | undefined,
+  context: EmitContext,
+): OutputMessage[] {
+  return [
+    { output: 'matches', key: work.partnerId, value: null },
+    {
+      output: 'events',
+      key: work.partnerId,
+      value: {
+        eventId: randomUUID(),
+        type: 'BusinessPartnerDeleted',
+        partnerId: work.partnerId,
+        svcId: previous?.svcId ?? null,
+        storageId: context.storageId,
+        occurredAt: context.now(),
+        traceId: traceOf(work),
+        rerunId: null,
+      },
+    },
+    { output: 'storage', key: work.partnerId, value: null },
+  ];
+}
+
+export type FailureStage = 'decode' | 'mapping' | 'lookup';
+
+/** The original bytes with the reason in headers, so the record can be replayed after a fix. */
+export function deadLetter(
+  input: InputRecord,
+  stage: FailureStage,
+  error: PartnerEnrichError,
+  attempts: number,
+  now: number,
+): OutputMessage {
+  return {
+    output: 'deadLetters',
+    key: input.key,
+    value: input.value,
+    headers: {
+      'pe.stage': stage,
+      'pe.error.code': error.code,
+      'pe.error.message': error.message.slice(0, 1000),
+      'pe.attempts': String(attempts),
+      'pe.origin.topic': input.position.topic,
+      'pe.origin.partition': String(input.position.partition),
+      'pe.origin.offset': String(input.position.offset),
+      'pe.failed-at': new Date(now).toISOString(),
+    },
+  };
+}
+
+/** Lookups that failed for good: a FAILED result for each record, and each record as a dead letter. */
+export function failedOutputs(
+  work: PartnerWork,
+  error: PartnerEnrichError,
+  context: EmitContext,
+): OutputMessage[] {
+  return work.records.flatMap((record) => [
+    matchResult(
+      record,
+      work.partnerId,
+      { outcome: 'FAILED', best: null, failureReason: `${error.code}: ${error.message}` },
+      context,
+    ),
+    deadLetter(record.input, 'lookup', error, work.attempts, context.now()),
+  ]);
+}

@@ -1,0 +1,55 @@
+// What flows through the pipeline, independent of where it came from (Kafka or a file).
+import type { JsonRecord } from '../mapping/lookup-task.ts';
+import type { PartnerRecord } from '../serde/partner-record.ts';
+
+export interface SourcePosition {
+  /** Kafka topic, or the input file's path. */
+  topic: string;
+  partition: number;
+  /** Kafka offset, or the line number in a file (1-based). */
+  offset: number;
+}
+
+export interface InputRecord {
+  position: SourcePosition;
+  key: Buffer | null;
+  /** null is a tombstone: the partner was deleted upstream. */
+  value: Buffer | null;
+  headers: Record<string, string>;
+  /** Epoch milliseconds the source stamped on the record. */
+  timestamp: number;
+}
+
+export interface AcceptedRecord {
+  input: InputRecord;
+  /** Decoded record; absent for tombstones. */
+  partner?: PartnerRecord;
+}
+
+/** Where an earlier run already submitted this record, so it is not paid for twice. */
+export interface SubmittedTask {
+  bulkId: string;
+  taskId: string;
+  hash: string;
+}
+
+/**
+ * One unit of work for one partner: a lookup (possibly standing for several coalesced
+ * versions of the partner, oldest first) or a delete.
+ */
+export interface PartnerWork {
+  id: string;
+  partnerId: string;
+  kind: 'lookup' | 'delete';
+  records: AcceptedRecord[];
+  /** For lookups: the task built from the newest record, and its content hash. */
+  jsonRecord?: JsonRecord;
+  hash?: string;
+  /** queued: waiting in the batcher (may still be coalesced); submitted: in a bulk. */
+  state: 'scheduled' | 'queued' | 'submitted';
+  /** Lookup attempts made so far (bulk failures and FAILED tasks). */
+  attempts: number;
+  resumeFrom?: SubmittedTask;
+}
+
+export const positionKey = (position: SourcePosition): string => `${position.topic}:${position.partition}`;

@@ -1,0 +1,26 @@
+import { PartnerEnrichError, type ErrorOptions } from '../errors.ts';
+
+export const SERDE_ERROR_CODES = [
+  /** JSON input that is not a JSON object. */
+  'DECODE_NOT_JSON',
+  /** A value (JSON or Avro) whose fields do not fit the PartnerRecord schema; details.paths lists them. */
+  'DECODE_INVALID_FIELDS',
+  /** Bytes that do not start with the Confluent wire format's magic byte and schema id. */
+  'DECODE_NOT_AVRO',
+  /** The schema id in the message is not known to the schema registry. */
+  'DECODE_UNKNOWN_SCHEMA_ID',
+  /** The writer schema cannot be read with the pipeline's reader schema. */
+  'DECODE_INCOMPATIBLE_SCHEMA',
+  /** Avro bytes that end early or carry trailing garbage. */
+  'DECODE_CORRUPT_AVRO',
+  /** The schema registry did not answer; retried, never a dead letter by itself. */
+  'SCHEMA_REGISTRY_UNAVAILABLE',
+] as const;
+
+export type SerdeErrorCode = (typeof SERDE_ERROR_CODES)[number];
+
+export class SerdeError extends PartnerEnrichError<SerdeErrorCode> {
+  constructor(code: SerdeErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, { ...options, canRetry: code === 'SCHEMA_REGISTRY_UNAVAILABLE' });
+  }
+}

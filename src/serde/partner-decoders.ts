@@ -1,0 +1,117 @@
+// Decoders from input bytes to a PartnerRecord. JSON input is checked against the
+// same Avro schema as Avro input (one source of truth), with Avro defaults filled in.
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type avro from 'avsc';
+import type { PartnerRecord } from './partner-record.ts';
+import { pipelineSchema } from './schemas.ts';
+import { SerdeError } from './errors.ts';
+
+export interface PartnerDecoder {
+  decode(value: Buffer): Promise<PartnerRecord>;
+}
+
+function checkFields(type: avro.Type, value: unknown): PartnerRecord {
+  const paths: string[] = [];
+  if (!type.isValid(value, { errorHook: (path) => paths.push(path.join('.') || '(root)') })) {
+    throw new SerdeError('DECODE_INVALID_FIELDS', `fields do not fit PartnerRecord: ${paths.join(', ')}`, {
+      details: { paths },
+    });
+  }
+  return value as PartnerRecord;
+}
+
+export function jsonPartnerDecoder(): PartnerDecoder {
+  const type = pipelineSchema('PartnerRecord').type;
+  return {
+    async decode(value) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(value.toString('utf8'));
+      } catch (error) {
+        throw new SerdeError('DECODE_NOT_JSON', `not JSON: ${(error as Error).message}`);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new SerdeError('DECODE_NOT_JSON', 'not a JSON object');
+      }
+      let filled: unknown;
+      try {
+        // clone() fills in the schema's defaults for missing fields.
+        filled = type.clone(parsed, { wrapUnions: false });
+      } catch {
+        filled = parsed;
+      }
+      return checkFields(type, filled);
+    },
+  };
+}
+
+const MAGIC_BYTE = 0;
+const HEADER_LENGTH = 5;
+
+/**
+ * Confluent wire format (magic byte, 4-byte schema id, Avro body), read with the
+ * pipeline's reader schema so that older and newer compatible writer schemas decode.
+ */
+export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
+  const reader = pipelineSchema('PartnerRecord').type;
+  const resolvers = new Map<number, avro.Resolver>();
+
+  async function resolverFor(schemaId: number): Promise<avro.Resolver> {
+    const known = resolvers.get(schemaId);
+    if (known) return known;
+    let writer: avro.Type;
+    try {
+      writer = (await registry.getSchema(schemaId)) as unknown as avro.Type;
+    } catch (error) {
+      const status = (error as { status?: number }).status;
+      if (status === 404) {
+        throw new SerdeError('DECODE_UNKNOWN_SCHEMA_ID', `schema id ${schemaId} is not in the registry`, {
+          details: { schemaId },
+        });
+      }
+      throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    let resolver: avro.Resolver;
+    try {
+      resolver = reader.createResolver(writer);
+    } catch (error) {
+      throw new SerdeError(
+        'DECODE_INCOMPATIBLE_SCHEMA',
+        `schema id ${schemaId}: ${(error as Error).message}`,
+        {
+          details: { schemaId },
+        },
+      );
+    }
+    resolvers.set(schemaId, resolver);
+    return resolver;
+  }
+
+  return {
+    async decode(value) {
+      if (value.length < HEADER_LENGTH || value[0] !== MAGIC_BYTE) {
+        throw new SerdeError(
+          'DECODE_NOT_AVRO',
+          'missing the magic byte and schema id of the Confluent wire format',
+        );
+      }
+      const schemaId = value.readInt32BE(1);
+      const resolver = await resolverFor(schemaId);
+      let decoded: unknown;
+      try {
+        decoded = reader.fromBuffer(value.subarray(HEADER_LENGTH), resolver);
+      } catch (error) {
+        throw new SerdeError(
+          'DECODE_CORRUPT_AVRO',
+          `Avro body of schema id ${schemaId}: ${(error as Error).message}`,
+          {
+            details: { schemaId },
+          },
+        );
+      }
+      return checkFields(reader, decoded);
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { KeyScheduler } from '../../src/pipeline/key-scheduler.ts';
+import type { PartnerWork } from '../../src/pipeline/records.ts';
+
+let offset = 0;
+function work(partnerId: string, kind: PartnerWork['kind'] = 'lookup', hash = `h${offset}`): PartnerWork {
+  offset += 1;
+  return {
+    id: `w${offset}`,
+    partnerId,
+    kind,
+    hash,
+    records: [
+      {
+        input: {
+          position: { topic: 't', partition: 0, offset },
+          key: null,
+          value: null,
+          headers: {},
+          timestamp: 0,
+        },
+      },
+    ],
+    state: 'scheduled',
+    attempts: 0,
+  };
+}
+
+function collect() {
+  const dispatched: PartnerWork[] = [];
+  const scheduler = new KeyScheduler((w) => dispatched.push(w));
+  return { dispatched, scheduler };
+}
+
+describe('KeyScheduler', () => {
+  it('dispatches different partners at once', () => {
+    const { dispatched, scheduler } = collect();
+    scheduler.offer(work('a'));
+    scheduler.offer(work('b'));
+    expect(dispatched.map((w) => w.partnerId)).toEqual(['a', 'b']);
+  });
+
+  it('folds a newer version into one still waiting in the batcher: one lookup, newest content', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a', 'lookup', 'old');
+    scheduler.offer(first);
+    first.state = 'queued';
+    scheduler.offer(work('a', 'lookup', 'new'));
+
+    expect(dispatched).toHaveLength(1);
+    expect(first.hash).toBe('new');
+    expect(first.records).toHaveLength(2);
+    expect(scheduler.coalesced).toBe(1);
+  });
+
+  it('holds a newer version back while the older one is in a submitted bulk, then dispatches it', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'submitted';
+    const second = work('a');
+    const third = work('a', 'lookup', 'newest');
+    scheduler.offer(second);
+    scheduler.offer(third);
+
+    expect(dispatched).toEqual([first]);
+    scheduler.complete('a');
+    expect(dispatched).toEqual([first, second]);
+    expect(second.records).toHaveLength(2);
+    expect(second.hash).toBe('newest');
+  });
+
+  it('keeps a delete between two lookups in input order', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'submitted';
+    const deletion = work('a', 'delete');
+    const recreate = work('a');
+    scheduler.offer(deletion);
+    scheduler.offer(recreate);
+
+    scheduler.complete('a');
+    expect(dispatched.at(-1)).toBe(deletion);
+    scheduler.complete('a');
+    expect(dispatched.at(-1)).toBe(recreate);
+    scheduler.complete('a');
+    expect(scheduler.activeKeys).toBe(0);
+  });
+});
