@@ -80,4 +80,8 @@ export class NdjsonSource implements RecordSource {
     this.#stopped = true;
     this.#wake?.();
   }
+
+  async close(): Promise<void> {
+    await this.stop();
+  }
 }

@@ -10,6 +10,7 @@ import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { BulkError } from '../bulk/errors.ts';
 import { PartnerEnrichError, isPartnerEnrichError } from '../errors.ts';
+import { MappingError } from '../mapping/errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import { contentHash } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
@@ -61,7 +62,20 @@ export interface PipelineParts {
   now?: () => number;
 }
 
-export class PipelineError extends PartnerEnrichError<'PIPELINE_OUTPUT_FAILED' | 'PIPELINE_STOPPED'> {}
+export const PIPELINE_ERROR_CODES = [
+  /** Outputs could not be written; the pipeline stops without committing, records are read again. */
+  'PIPELINE_OUTPUT_FAILED',
+  /** A failure without a code of its own (a socket reset, DNS): treated as a transport error, retried. */
+  'TRANSPORT_ERROR',
+  /** The service reported a task FAILED; retried up to the attempt budget. */
+  'TASK_FAILED',
+  /** The service rejected a task's input; not retried. */
+  'TASK_INVALID_INPUT',
+] as const;
+
+export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
+
+export class PipelineError extends PartnerEnrichError<PipelineErrorCode> {}
 
 type PauseReason = 'quota' | 'backpressure';
 
@@ -138,18 +152,17 @@ export class Pipeline {
     this.#batcher.close();
     for (const timer of this.#retryTimers) clearTimeout(timer);
     await this.#flushCommits();
+    await this.#parts.source.close();
     return { abandoned: this.#inFlight };
   }
 
   async #admit(input: InputRecord): Promise<void> {
     const partnerId = input.key?.toString('utf8') ?? '';
     if (input.value === null) {
-      if (!partnerId)
-        return this.#rejectInput(
-          input,
-          'decode',
-          new PipelineError('PIPELINE_STOPPED', 'tombstone without a key'),
-        );
+      if (!partnerId) {
+        const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
+        return this.#rejectInput(input, 'mapping', error);
+      }
       return this.#scheduler.offer(this.#work(partnerId, 'delete', { input }));
     }
     let partner: PartnerRecord;
@@ -227,11 +240,12 @@ export class Pipeline {
     const live = batch.filter((work) => work.state === 'submitted');
     if (live.length === 0) return;
     this.#setTasksInFlight(live.length);
+    let started: number | undefined;
     try {
       await this.#parts.quota?.acquire(live.length);
       for (const work of live) work.attempts += 1;
       this.#observer.bulkSubmitted?.(live.length);
-      const started = Date.now();
+      started = Date.now();
       const { bulkId, results } = await this.#parts.runner.submit(
         live.map((work) => ({
           taskId: work.id,
@@ -243,7 +257,9 @@ export class Pipeline {
       this.#observer.bulkFinished?.(bulkId, live.length, Date.now() - started);
       for (const work of live) this.#settle(work, bulkId, results.get(work.id));
     } catch (error) {
-      for (const work of live) this.#retryOrFail(work, asPipelineError(error));
+      const failure = asPipelineError(error);
+      if (started !== undefined) this.#observer.bulkFailed?.(live.length, failure.code, Date.now() - started);
+      for (const work of live) this.#retryOrFail(work, failure);
     } finally {
       this.#setTasksInFlight(-live.length);
     }
@@ -271,13 +287,13 @@ export class Pipeline {
     if (result.status === 'FAILED') {
       return this.#retryOrFail(
         work,
-        new TaskError('TASK_FAILED', result.message ?? 'task failed', { canRetry: true }),
+        new PipelineError('TASK_FAILED', result.message ?? 'task failed', { canRetry: true }),
       );
     }
     if (result.status !== 'OK') {
       return this.#failForGood(
         work,
-        new TaskError('TASK_INVALID_INPUT', result.message ?? `task status ${result.status}`),
+        new PipelineError('TASK_INVALID_INPUT', result.message ?? `task status ${result.status}`),
       );
     }
     const previous = this.#parts.storage.get(work.partnerId);
@@ -400,14 +416,12 @@ export class Pipeline {
   }
 }
 
-export class TaskError extends PartnerEnrichError<'TASK_FAILED' | 'TASK_INVALID_INPUT'> {}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function asPipelineError(error: unknown): PartnerEnrichError {
   if (isPartnerEnrichError(error)) return error;
   // Unknown failures (sockets reset, DNS) are transport errors: worth another try.
-  return new PartnerEnrichError('TRANSPORT_ERROR', (error as Error)?.message ?? String(error), {
+  return new PipelineError('TRANSPORT_ERROR', (error as Error)?.message ?? String(error), {
     cause: error,
     canRetry: true,
   });

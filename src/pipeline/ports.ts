@@ -14,7 +14,9 @@ export interface RecordSource {
   commit(positions: Committable[]): Promise<void>;
   /** Resolves when a bounded source (a file) has delivered its last record. */
   readonly drained?: Promise<void>;
+  /** Stops delivering for good; commits still work until close(). */
   stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface OutputSink {
@@ -30,10 +32,39 @@ export interface PipelineObserver {
   deadLetter?(stage: string, code: string): void;
   bulkSubmitted?(tasks: number): void;
   bulkFinished?(bulkId: string, tasks: number, ms: number): void;
+  bulkFailed?(tasks: number, code: string, ms: number): void;
   retry?(code: string, attempt: number): void;
   intakePaused?(reason: string): void;
   intakeResumed?(reason: string): void;
-  quotaConsumed?(amount: number): void;
+  quotaUsed?(amount: number): void;
   tasksInFlight?(count: number): void;
   committed?(positions: Committable[]): void;
+}
+
+const OBSERVER_EVENTS = [
+  'recordIn',
+  'recordOut',
+  'deadLetter',
+  'bulkSubmitted',
+  'bulkFinished',
+  'bulkFailed',
+  'retry',
+  'intakePaused',
+  'intakeResumed',
+  'quotaUsed',
+  'tasksInFlight',
+  'committed',
+] as const satisfies readonly (keyof PipelineObserver)[];
+
+/** One observer that forwards every event to each of `observers`. */
+export function combineObservers(...observers: PipelineObserver[]): PipelineObserver {
+  const combined: Record<string, (...args: never[]) => void> = {};
+  for (const event of OBSERVER_EVENTS) {
+    const targets = observers.filter((o) => typeof o[event] === 'function');
+    if (targets.length === 0) continue;
+    combined[event] = (...args: never[]) => {
+      for (const target of targets) (target[event] as (...a: never[]) => void).apply(target, args);
+    };
+  }
+  return combined as PipelineObserver;
 }

@@ -1,0 +1,66 @@
+// The bulk runner's view of the reference data client (v4 bulk lookup create and read).
+import type { RefDataClient, Schemas } from '../refdata/index.ts';
+import type { BulkLookupApi, BulkPage, BulkTaskResult } from './bulk-api.ts';
+
+type BulkLookup = Schemas['BulkLookup'];
+type BulkLookupResult = Schemas['BulkLookupResult'];
+
+/** Business partner members' inner fields are not shown in the spec; names[].value is the v3 shape. */
+function firstName(partner: Schemas['BusinessPartner'] | undefined): string | undefined {
+  const value = partner?.names?.[0]?.value;
+  return typeof value === 'string' ? value : undefined;
+}
+
+const taskResult = (result: BulkLookupResult): BulkTaskResult => ({
+  taskId: result.taskId,
+  status: result.status?.code ?? 'OK',
+  ...(result.status?.details?.length ? { message: JSON.stringify(result.status.details) } : {}),
+  candidates: (result.values ?? []).map((match) => ({
+    svcId: match.svcId ?? '',
+    score: match.score ?? 0,
+    ...(match.dataSource?.aleiPrefix ? { dataSource: match.dataSource.aleiPrefix } : {}),
+    ...(firstName(match.businessPartner) ? { name: firstName(match.businessPartner) as string } : {}),
+    businessPartner: match.businessPartner,
+  })),
+  ...(result.goldenRecord?.svcId
+    ? {
+        goldenRecord: {
+          svcId: result.goldenRecord.svcId,
+          businessPartner: result.goldenRecord.businessPartner,
+        },
+      }
+    : {}),
+});
+
+const page = (bulk: BulkLookup): BulkPage => ({
+  id: bulk.id ?? '',
+  status: bulk.status?.code ?? 'RUNNING',
+  progress: bulk.progress ?? 0,
+  results: (bulk.results ?? []).map(taskResult),
+  ...(bulk.nextStartAfter ? { nextStartAfter: bulk.nextStartAfter } : {}),
+  ...(bulk.status?.details?.length ? { message: JSON.stringify(bulk.status.details) } : {}),
+});
+
+export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
+  return {
+    async createBulk(tasks, parameters) {
+      const bulk = await client.createBulkLookup({
+        body: {
+          ...parameters,
+          featuresOn: parameters.featuresOn as Schemas['LookupFeature'][],
+          featuresOff: parameters.featuresOff as Schemas['LookupFeature'][],
+          // Results are read in pages after the bulk finished, not in the create response.
+          limit: 0,
+          tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
+        },
+      });
+      if (!bulk.id) throw new Error('bulk lookup created without an id');
+      return { id: bulk.id };
+    },
+    async readBulk(id, { limit, startAfter }) {
+      return page(
+        await client.getBulkLookup({ path: { id }, query: { limit, ...(startAfter ? { startAfter } : {}) } }),
+      );
+    },
+  };
+}

@@ -1,0 +1,144 @@
+// A mapping file turns another upstream JSON shape into a PartnerRecord, so the
+// pipeline can read records it does not define. The file is validated once at start;
+// each input record is then mapped and checked against the PartnerRecord schema.
+//
+//   { "version": 1, "fields": {
+//       "partnerId": "$.id",
+//       "sourceSystem": { "const": "CRM" },
+//       "names": ["$.company.legalName", "$.company.tradeName"],
+//       "changedAt": { "path": "$.updatedAt", "as": "timestamp" },
+//       "addresses": { "each": "$.locations", "fields": { "street": "$.line1", "country": "$.countryCode" } } } }
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import type { PartnerDecoder } from '../serde/partner-decoders.ts';
+import { jsonPartnerDecoder } from '../serde/partner-decoders.ts';
+import { MappingError } from './errors.ts';
+
+const path = z.string().regex(/^\$(\.[A-Za-z_][\w-]*|\[\d+\])*$/, 'must be a path like $.a.b or $.list[0]');
+const scalarRule = z.union([
+  path,
+  z.strictObject({ const: z.union([z.string(), z.number(), z.null()]) }),
+  z.strictObject({ path, as: z.enum(['string', 'timestamp']) }),
+]);
+const nestedRule = z.strictObject({ each: path, fields: z.record(z.string(), scalarRule) });
+
+const mappingSchema = z.strictObject({
+  version: z.literal(1),
+  fields: z.strictObject({
+    partnerId: scalarRule,
+    sourceSystem: scalarRule,
+    names: z.array(path).optional(),
+    legalForm: scalarRule.optional(),
+    changedAt: scalarRule,
+    addresses: nestedRule.optional(),
+    identifiers: nestedRule.optional(),
+    taxNumbers: nestedRule.optional(),
+  }),
+});
+
+type ScalarRule = z.infer<typeof scalarRule>;
+type NestedRule = z.infer<typeof nestedRule>;
+export type MappingRules = z.infer<typeof mappingSchema>;
+
+function read(value: unknown, at: string): unknown {
+  let current = value;
+  for (const step of at.slice(1).match(/\.[^.[]+|\[\d+\]/g) ?? []) {
+    if (current === null || typeof current !== 'object') return undefined;
+    const key = step.startsWith('[') ? Number(step.slice(1, -1)) : step.slice(1);
+    current = (current as Record<string | number, unknown>)[key];
+  }
+  return current;
+}
+
+function scalar(value: unknown, rule: ScalarRule): unknown {
+  if (typeof rule === 'string') return read(value, rule) ?? null;
+  if ('const' in rule) return rule.const;
+  const found = read(value, rule.path);
+  if (found === undefined || found === null) return null;
+  if (rule.as === 'string') return String(found);
+  const millis = typeof found === 'number' ? found : Date.parse(String(found));
+  if (Number.isNaN(millis)) {
+    throw new MappingError('MAPPING_RULE_FAILED', `${rule.path} is not a timestamp`, {
+      details: { path: rule.path },
+    });
+  }
+  return millis;
+}
+
+function nested(value: unknown, rule: NestedRule | undefined): Record<string, unknown>[] {
+  if (!rule) return [];
+  const items = read(value, rule.each);
+  if (items === undefined || items === null) return [];
+  if (!Array.isArray(items)) {
+    throw new MappingError('MAPPING_RULE_FAILED', `${rule.each} is not a list`, {
+      details: { path: rule.each },
+    });
+  }
+  return items.map((item) =>
+    Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, scalar(item, r)])),
+  );
+}
+
+export function applyMapping(rules: MappingRules, value: unknown): Record<string, unknown> {
+  const { fields } = rules;
+  return {
+    partnerId: scalar(value, fields.partnerId),
+    sourceSystem: scalar(value, fields.sourceSystem),
+    names: (fields.names ?? []).map((p) => read(value, p)).filter((n) => n !== undefined && n !== null),
+    legalForm: fields.legalForm ? scalar(value, fields.legalForm) : null,
+    addresses: nested(value, fields.addresses),
+    identifiers: nested(value, fields.identifiers),
+    taxNumbers: nested(value, fields.taxNumbers),
+    changedAt: scalar(value, fields.changedAt),
+  };
+}
+
+export function parseMappingRules(text: string, source: string): MappingRules {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new MappingError('MAPPING_FILE_INVALID', `${source}: not JSON (${(error as Error).message})`);
+  }
+  const parsed = mappingSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
+    throw new MappingError('MAPPING_FILE_INVALID', `${source}: ${problems.join('; ')}`, {
+      details: { problems },
+    });
+  }
+  return parsed.data;
+}
+
+/** Reads and validates a mapping file; its decoder maps each JSON input record, then checks it. */
+export async function loadMappingFile(
+  file: string,
+): Promise<{ rules: MappingRules; decoder: PartnerDecoder }> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new MappingError(
+      'MAPPING_FILE_INVALID',
+      `cannot read mapping file ${file}: ${(error as Error).message}`,
+    );
+  }
+  const rules = parseMappingRules(text, file);
+  const checked = jsonPartnerDecoder();
+  return {
+    rules,
+    decoder: {
+      async decode(value) {
+        let input: unknown;
+        try {
+          input = JSON.parse(value.toString('utf8'));
+        } catch (error) {
+          throw new MappingError('MAPPING_RULE_FAILED', `input is not JSON: ${(error as Error).message}`);
+        }
+        return checked.decode(Buffer.from(JSON.stringify(applyMapping(rules, input))));
+      },
+    },
+  };
+}

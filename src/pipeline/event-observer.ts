@@ -1,0 +1,33 @@
+// Publishes what the pipeline does on the namespaced diagnostics channels
+// (observability/events.ts), where metrics and any other subscriber pick it up.
+import { pipelineEvents } from '../observability/events.ts';
+import type { RecordOutcome, RecordSource } from '../observability/metrics.ts';
+import type { PipelineObserver } from './ports.ts';
+
+export function eventObserver(source: RecordSource): PipelineObserver {
+  return {
+    recordIn: () => pipelineEvents.records.publish({ type: 'in', source, count: 1 }),
+    recordOut: (outcome, reused) =>
+      pipelineEvents.records.publish({
+        type: 'out',
+        outcome: (reused ? 'SKIPPED_UNCHANGED' : outcome) as RecordOutcome,
+        count: 1,
+      }),
+    deadLetter: (stage, code) =>
+      pipelineEvents.records.publish({ type: 'dead-letter', reason: `${stage}/${code}`, count: 1 }),
+    bulkSubmitted: (tasks) => pipelineEvents.bulk.publish({ type: 'submitted', bulkId: '', tasks }),
+    bulkFinished: (bulkId, tasks, ms) =>
+      pipelineEvents.bulk.publish({ type: 'completed', bulkId, tasks, seconds: ms / 1000 }),
+    bulkFailed: (tasks, code, ms) =>
+      pipelineEvents.bulk.publish({ type: 'failed', bulkId: '', tasks, seconds: ms / 1000, code }),
+    retry: (code, attempt) =>
+      pipelineEvents.retry.publish({ operation: 'bulk-lookup', reason: code, attempt }),
+    intakePaused: (reason) => {
+      if (reason === 'quota') pipelineEvents.quota.publish({ type: 'over-limit' });
+      pipelineEvents.intake.publish({ type: 'paused', reason: reason as 'quota' | 'backpressure' });
+    },
+    intakeResumed: (reason) =>
+      pipelineEvents.intake.publish({ type: 'resumed', reason: reason as 'quota' | 'backpressure' }),
+    quotaUsed: (amount) => pipelineEvents.quota.publish({ type: 'consumed', tasks: amount }),
+  };
+}

@@ -1,0 +1,29 @@
+// The quota gate's check through the service usage API (POST {usage_url}/quotas/consume).
+import type { RefDataClient } from '../refdata/index.ts';
+import type { QuotaCheck } from './quota-gate.ts';
+
+export interface QuotaIdentity {
+  serviceTechnicalKey: string;
+  organizationId: string;
+  workspaceId?: string;
+  preferredUsername?: string;
+}
+
+export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity): QuotaCheck {
+  return {
+    async consume(amount) {
+      const response = await client.consumeQuota({
+        body: {
+          service: { technicalKey: identity.serviceTechnicalKey },
+          apiKeyCredentials: {
+            organizationId: identity.organizationId,
+            ...(identity.workspaceId ? { workspaceId: identity.workspaceId } : {}),
+            ...(identity.preferredUsername ? { preferredUsername: identity.preferredUsername } : {}),
+          },
+          quotaAmount: amount,
+        },
+      });
+      return response.status === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK';
+    },
+  };
+}
