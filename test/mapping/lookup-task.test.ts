@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { MappingError } from '../../src/mapping/errors.ts';
+import { TASK_LIMITS, contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+
+const partner = (overrides: Partial<PartnerRecord> = {}): PartnerRecord => ({
+  partnerId: 'P-1',
+  sourceSystem: 'ERP',
+  names: ['Muster Maschinenbau'],
+  legalForm: 'GmbH',
+  addresses: [
+    {
+      street: 'Hauptstraße',
+      houseNumber: '5',
+      postCode: '80331',
+      town: 'München',
+      region: 'BY',
+      country: 'de',
+    },
+  ],
+  identifiers: [{ type: 'DE_HRB', value: 'HRB 12345', country: 'DE' }],
+  taxNumbers: [{ type: 'VAT', value: 'DE123456789' }],
+  changedAt: 1,
+  ...overrides,
+});
+
+function mappingError(record: PartnerRecord): MappingError {
+  try {
+    toJsonRecord(record);
+  } catch (error) {
+    if (error instanceof MappingError) return error;
+    throw error;
+  }
+  throw new Error('expected a MappingError');
+}
+
+describe('toJsonRecord', () => {
+  it('maps a PartnerRecord to the bulk task jsonRecord shape of the spec', () => {
+    expect(toJsonRecord(partner())).toEqual({
+      businessPartnerType: 'ORGANIZATION',
+      organization: {
+        nameDetails: {
+          formattedOrgNameLine1: 'Muster Maschinenbau',
+          formattedOrgName: 'Muster Maschinenbau GmbH',
+        },
+      },
+      addressData: [
+        {
+          organizationPostalAddress: {
+            country: { code: 'DE' },
+            postCode: '80331',
+            houseNumber: '5',
+            street: { name: 'Hauptstraße' },
+            primaryRegion: { code: 'BY' },
+            town: { name: 'München' },
+          },
+        },
+      ],
+      identifications: [
+        {
+          identificationType: { code: 'DE_HRB' },
+          identificationNumber: 'HRB 12345',
+          country: { code: 'DE' },
+        },
+      ],
+      taxNumbers: [{ taxNumberType: { code: 'VAT' }, taxNumber: 'DE123456789' }],
+    });
+  });
+
+  it('does not repeat a legal form the name already ends with', () => {
+    const mapped = toJsonRecord(partner({ names: ['Muster GmbH'] }));
+    expect(mapped.organization.nameDetails.formattedOrgName).toBe('Muster GmbH');
+  });
+
+  it('accepts an identifier alone, without a name', () => {
+    expect(toJsonRecord(partner({ names: [] })).identifications).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      'no name and no identifier',
+      partner({ names: [' '], identifiers: [], taxNumbers: [] }),
+      'MAPPING_NO_NAME_OR_IDENTIFIER',
+    ],
+    ['an empty partner id', partner({ partnerId: '' }), 'MAPPING_MISSING_PARTNER_ID'],
+    [
+      'an unknown country code',
+      partner({ addresses: [{ ...partner().addresses[0]!, country: 'XX' }] }),
+      'MAPPING_INVALID_COUNTRY',
+    ],
+    [
+      'a country name instead of a code',
+      partner({ addresses: [{ ...partner().addresses[0]!, country: 'Germany' }] }),
+      'MAPPING_INVALID_COUNTRY',
+    ],
+    [
+      'an identifier country that is no code',
+      partner({ identifiers: [{ type: 'LEI', value: 'X', country: 'ZZ' }] }),
+      'MAPPING_INVALID_COUNTRY',
+    ],
+    [
+      'an oversize name',
+      partner({ names: ['x'.repeat(TASK_LIMITS.maxFieldLength + 1)] }),
+      'MAPPING_FIELD_TOO_LONG',
+    ],
+    [
+      'too many names',
+      partner({ names: Array(TASK_LIMITS.maxItems + 1).fill('n') }),
+      'MAPPING_TOO_MANY_ITEMS',
+    ],
+  ])('rejects %s', (_what, record, code) => {
+    expect(mappingError(record).code).toBe(code);
+  });
+
+  it('names the field and the limit of an oversize value', () => {
+    const error = mappingError(partner({ legalForm: 'y'.repeat(300) }));
+    expect(error.details).toEqual({ path: 'legalForm', length: 300, limit: TASK_LIMITS.maxFieldLength });
+  });
+});
+
+describe('contentHash', () => {
+  it('depends on what is looked up, not on when or where the record came from', () => {
+    const a = contentHash(toJsonRecord(partner({ changedAt: 1, sourceSystem: 'ERP' })));
+    const b = contentHash(toJsonRecord(partner({ changedAt: 2, sourceSystem: 'CRM' })));
+    const c = contentHash(toJsonRecord(partner({ names: ['Other'] })));
+    expect(a).toBe(b);
+    expect(a).not.toBe(c);
+  });
+});

@@ -1,0 +1,81 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadMappingFile, parseMappingRules } from '../../src/mapping/mapping-file.ts';
+
+const rules = {
+  version: 1,
+  fields: {
+    partnerId: '$.id',
+    sourceSystem: { const: 'CRM' },
+    names: ['$.company.legalName', '$.company.tradeName'],
+    legalForm: '$.company.form',
+    changedAt: { path: '$.updatedAt', as: 'timestamp' },
+    addresses: {
+      each: '$.locations',
+      fields: { street: '$.line1', postCode: '$.zip', town: '$.city', country: '$.cc' },
+    },
+    identifiers: { each: '$.registrations', fields: { type: '$.kind', value: '$.number' } },
+  },
+};
+
+async function mappingFile(content: unknown): Promise<string> {
+  const file = join(await mkdtemp(join(tmpdir(), 'mapping-')), 'mapping.json');
+  await writeFile(file, JSON.stringify(content));
+  return file;
+}
+
+describe('mapping files', () => {
+  it('turn another upstream shape into a PartnerRecord', async () => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    const input = {
+      id: 'C-9',
+      company: { legalName: 'Acme Widgets', tradeName: 'Acme', form: 'Ltd' },
+      updatedAt: '2026-01-02T03:04:05Z',
+      locations: [{ line1: '1 High Street', zip: 'EC1A 1BB', city: 'London', cc: 'GB' }],
+      registrations: [{ kind: 'GB_CRN', number: '01234567' }],
+    };
+    expect(await decoder.decode(Buffer.from(JSON.stringify(input)))).toEqual({
+      partnerId: 'C-9',
+      sourceSystem: 'CRM',
+      names: ['Acme Widgets', 'Acme'],
+      legalForm: 'Ltd',
+      addresses: [
+        {
+          street: '1 High Street',
+          houseNumber: null,
+          postCode: 'EC1A 1BB',
+          town: 'London',
+          region: null,
+          country: 'GB',
+        },
+      ],
+      identifiers: [{ type: 'GB_CRN', value: '01234567', country: null }],
+      taxNumbers: [],
+      changedAt: Date.parse('2026-01-02T03:04:05Z'),
+    });
+  });
+
+  it('are rejected at start when a rule is malformed, naming the rule', () => {
+    const broken = { ...rules, fields: { ...rules.fields, partnerId: 'id-without-dollar' } };
+    expect(() => parseMappingRules(JSON.stringify(broken), 'm.json')).toThrow(/fields\.partnerId/);
+  });
+
+  it('are rejected when a required rule is missing', () => {
+    const { changedAt: _unused, ...fields } = rules.fields;
+    expect(() => parseMappingRules(JSON.stringify({ version: 1, fields }), 'm.json')).toThrow(
+      expect.objectContaining({ code: 'MAPPING_FILE_INVALID' }),
+    );
+  });
+
+  it('give a record whose mapped fields have the wrong type a decode error with the path', async () => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    await expect(
+      decoder.decode(Buffer.from(JSON.stringify({ company: {}, updatedAt: 5 }))),
+    ).rejects.toMatchObject({
+      code: 'DECODE_INVALID_FIELDS',
+      details: { paths: ['partnerId'] },
+    });
+  });
+});
