@@ -3,6 +3,15 @@ import { MappingError } from '../../src/mapping/errors.ts';
 import { TASK_LIMITS, contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 
+const ADDRESS = {
+  street: 'Hauptstraße',
+  houseNumber: '5',
+  postCode: '80331',
+  town: 'München',
+  region: 'BY',
+  country: 'de',
+};
+
 const partner = (overrides: Partial<PartnerRecord> = {}): PartnerRecord => ({
   partnerId: 'P-1',
   sourceSystem: 'ERP',
@@ -85,12 +94,12 @@ describe('toJsonRecord', () => {
     ['an empty partner id', partner({ partnerId: '' }), 'MAPPING_MISSING_PARTNER_ID'],
     [
       'an unknown country code',
-      partner({ addresses: [{ ...partner().addresses[0]!, country: 'XX' }] }),
+      partner({ addresses: [{ ...ADDRESS, country: 'XX' }] }),
       'MAPPING_INVALID_COUNTRY',
     ],
     [
       'a country name instead of a code',
-      partner({ addresses: [{ ...partner().addresses[0]!, country: 'Germany' }] }),
+      partner({ addresses: [{ ...ADDRESS, country: 'Germany' }] }),
       'MAPPING_INVALID_COUNTRY',
     ],
     [

@@ -1,0 +1,68 @@
+// Builds the one configuration of a run. Sources, lowest precedence first: the schema's
+// defaults, a JSON or YAML file, environment variables, the CLI's overrides. Validated
+// once, here, and frozen, so that nothing downstream re-checks or mutates it.
+import type { z } from 'zod';
+import { CONFIG_FILE_ENV_VAR } from './env.ts';
+import { ConfigError } from './errors.ts';
+import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
+import { configProblems, describeProblems } from './problems.ts';
+import { findRenamedOptions } from './renamed.ts';
+import { configSchema, type Config, type ConfigInput } from './schema.ts';
+import { environmentLayer, fileLayer, overridesLayer, type Layer } from './sources.ts';
+
+export interface LoadConfigOptions {
+  /** Path of a JSON or YAML file (`--config`); defaults to $PARTNER_ENRICH_CONFIG. */
+  file?: string;
+  /** Defaults to process.env; tests pass their own. */
+  env?: NodeJS.ProcessEnv;
+  /** Values the CLI took from its flags; `undefined` entries leave lower sources alone. */
+  overrides?: ConfigInput;
+}
+
+function rejectRenamedOptions(layers: readonly Layer[]): void {
+  const renamed = layers.flatMap((layer) =>
+    findRenamedOptions(layer.input).map(({ from, to }) => ({
+      from,
+      to,
+      source: layer.originOf(from.split('.')),
+      hint: layer.renamedHint(from, to),
+    })),
+  );
+  if (renamed.length === 0) return;
+  const lines = renamed.map(({ hint }) => `  - ${hint}`).join('\n');
+  throw new ConfigError('CONFIG_OPTION_RENAMED', `Renamed configuration options are in use:\n${lines}`, {
+    details: { renamed: renamed.map(({ from, to, source }) => ({ from, to, source })) },
+  });
+}
+
+/** zod's "expected string, received undefined" means the option is required and was not set. */
+const requiredWhenMissing = (issue: z.core.$ZodRawIssue) =>
+  issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
+
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const file = options.file ?? (env[CONFIG_FILE_ENV_VAR] || undefined);
+
+  const layers: Layer[] = [];
+  if (file !== undefined) layers.push(fileLayer(file));
+  layers.push(environmentLayer(env));
+  if (options.overrides) layers.push(overridesLayer(options.overrides));
+
+  rejectRenamedOptions(layers);
+  const merged = layers.reduce<PlainObject>((config, layer) => deepMerge(config, layer.input), {});
+  const result = configSchema.safeParse(merged, { error: requiredWhenMissing });
+  if (!result.success) {
+    const sourceOf = (path: readonly PropertyKey[]) =>
+      layers.findLast((layer) => layer.originOf(path) !== undefined)?.originOf(path);
+    const problems = configProblems(result.error.issues, sourceOf);
+    const count = `${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}`;
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `Invalid configuration (${count}):\n${describeProblems(problems)}`,
+      {
+        details: { problems },
+      },
+    );
+  }
+  return deepFreeze(result.data);
+}

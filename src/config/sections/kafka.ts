@@ -1,0 +1,88 @@
+// Where the pipeline reads and writes: the Kafka cluster, the schema registry and the
+// topic names. Every topic name is configurable so that several deployments can share
+// one cluster.
+import { z } from 'zod';
+import { durationMs, httpUrl, nonEmptyString, positiveInt, secret } from '../fields.ts';
+
+/** host:port, with IPv6 hosts in brackets as Kafka writes them. */
+const brokerAddress = z
+  .string()
+  .trim()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port');
+
+const sslOptions = z.strictObject({
+  ca: nonEmptyString().optional().describe('CA certificate: PEM text or a file path.'),
+  cert: nonEmptyString().optional().describe('Client certificate: PEM text or a file path.'),
+  key: secret().optional().describe('Client private key: PEM text or a file path.'),
+  rejectUnauthorized: z
+    .boolean()
+    .default(true)
+    .describe('Reject brokers whose certificate the CA does not vouch for.'),
+});
+
+const saslOptions = z.strictObject({
+  mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).describe('SASL mechanism.'),
+  username: nonEmptyString().describe('SASL user name.'),
+  password: secret().describe('SASL password.'),
+});
+
+export const kafkaSection = z.strictObject({
+  brokers: z
+    .array(brokerAddress)
+    .min(1, 'needs at least one broker')
+    .default(['127.0.0.1:9092'])
+    .describe('Bootstrap brokers.'),
+  clientId: nonEmptyString().default('partner-enrich').describe('Kafka client id.'),
+  groupId: nonEmptyString().default('partner-enrich').describe('Consumer group of the input topic.'),
+  ssl: z
+    .union([z.boolean(), sslOptions])
+    .default(false)
+    .describe('TLS: `true` with system CAs, or an object with ca, cert, key.'),
+  sasl: saslOptions.optional(),
+  connectionTimeoutMs: durationMs(10_000).describe('Time to establish a broker connection.'),
+  sessionTimeoutMs: durationMs(30_000).describe('Consumer group session timeout.'),
+});
+
+export const schemaRegistrySection = z
+  .strictObject({
+    url: httpUrl().default('http://127.0.0.1:8081').describe('Confluent-compatible schema registry root.'),
+    username: nonEmptyString().optional().describe('Basic-auth user name.'),
+    password: secret().optional().describe('Basic-auth password.'),
+  })
+  .superRefine((registry, ctx) => {
+    // Basic auth needs both halves; one alone is a half-finished setup, not "no auth".
+    if (registry.username !== undefined && registry.password === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['password'], message: 'required when username is set' });
+    }
+    if (registry.password !== undefined && registry.username === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['username'], message: 'required when password is set' });
+    }
+  });
+
+/** Kafka's legal topic name characters and length. */
+const topicName = z
+  .string()
+  .regex(/^[a-zA-Z0-9._-]{1,249}$/, 'must be 1-249 characters of a-z, A-Z, 0-9, ".", "_", "-"');
+
+const TOPIC_ROLES = ['input', 'matches', 'events', 'storage', 'deadLetters', 'state'] as const;
+
+export const topicsSection = z
+  .strictObject({
+    input: topicName.default('partners').describe('Partner records to enrich.'),
+    matches: topicName.default('partners.matches').describe('Match results.'),
+    events: topicName.default('partners.events').describe('BusinessPartnerCreated/Updated/Deleted events.'),
+    storage: topicName.default('partners.storage').describe('Compacted partner storage.'),
+    deadLetters: topicName.default('partners.dlq').describe('Records that could not be enriched.'),
+    state: topicName.default('partner-enrich.state').describe('Pipeline state (compacted).'),
+    partitions: positiveInt(6).describe('Partitions of the topics the pipeline creates.'),
+    replicationFactor: positiveInt(1).describe('Replication factor of the topics the pipeline creates.'),
+  })
+  .superRefine((topics, ctx) => {
+    // Two roles on one topic would feed outputs back as inputs or mix record types.
+    const roleByTopic = new Map<string, string>();
+    for (const role of TOPIC_ROLES) {
+      const other = roleByTopic.get(topics[role]);
+      if (other === undefined) roleByTopic.set(topics[role], role);
+      else ctx.addIssue({ code: 'custom', path: [role], message: `must differ from topics.${other}` });
+    }
+  });

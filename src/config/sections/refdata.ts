@@ -1,0 +1,82 @@
+// The reference data service: endpoints, credentials, and how lookups are matched.
+import { z } from 'zod';
+import { durationMs, httpUrl, nonEmptyString, ratio, secret } from '../fields.ts';
+
+const refdataOptions = z
+  .strictObject({
+    baseUrl: httpUrl().default('http://127.0.0.1:8080').describe('Root of the reference data service.'),
+    authUrl: httpUrl().optional().describe('OAuth token endpoint root. Defaults to refdata.baseUrl.'),
+    dataExchangeUrl: httpUrl().optional().describe('Data exchange root. Defaults to refdata.baseUrl.'),
+    identityUrl: httpUrl().optional().describe('Identity service root. Defaults to refdata.baseUrl.'),
+    usageUrl: httpUrl().optional().describe('Usage (quota) service root. Defaults to refdata.baseUrl.'),
+    auth: z.enum(['apiKey', 'oauth']).default('apiKey').describe('How the pipeline authenticates.'),
+    apiKey: secret().optional().describe('API key; required when auth is apiKey.'),
+    clientId: nonEmptyString().optional().describe('OAuth client id; required when auth is oauth.'),
+    clientSecret: secret().optional().describe('OAuth client secret; required when auth is oauth.'),
+    dataExchangePassword: secret().optional().describe('Password of the data exchange credential.'),
+    credentialUsername: nonEmptyString()
+      .default('partner-enrich')
+      .describe('User name of the data exchange credential.'),
+    organizationId: nonEmptyString().default('default-org').describe('Organization whose quota is used.'),
+    workspaceId: nonEmptyString().optional().describe('Workspace of the lookups, if the service uses one.'),
+    timeoutMs: durationMs(30_000).describe('Timeout of one HTTP request to the service.'),
+  })
+  .superRefine((refdata, ctx) => {
+    const required =
+      refdata.auth === 'apiKey' ? (['apiKey'] as const) : (['clientId', 'clientSecret'] as const);
+    for (const field of required) {
+      if (refdata[field] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `required when refdata.auth is ${refdata.auth}`,
+        });
+      }
+    }
+  });
+
+/** Endpoints not set separately live on the base URL (the sandbox serves them all from one root). */
+export const refdataSection = refdataOptions.transform((refdata) => ({
+  ...refdata,
+  authUrl: refdata.authUrl ?? refdata.baseUrl,
+  dataExchangeUrl: refdata.dataExchangeUrl ?? refdata.baseUrl,
+  identityUrl: refdata.identityUrl ?? refdata.baseUrl,
+  usageUrl: refdata.usageUrl ?? refdata.baseUrl,
+}));
+
+const featureList = z.array(nonEmptyString()).default([]);
+
+export const lookupSection = z
+  .strictObject({
+    matchingThreshold: ratio(0.5).describe('Lowest score a candidate needs to be returned.'),
+    maxCandidates: z.number().int().min(20).max(200).default(50).describe('Candidates returned per lookup.'),
+    dataSources: z
+      .array(nonEmptyString())
+      .min(1)
+      .optional()
+      .describe('Data sources to search; all when unset.'),
+    featuresOn: featureList.describe('Lookup features switched on.'),
+    featuresOff: featureList.describe('Lookup features switched off.'),
+    configurationId: nonEmptyString().optional().describe('Matching configuration stored in the service.'),
+    fullMatchThreshold: ratio(0.85).describe('Score from which a candidate is a MATCH.'),
+    maybeMatchThreshold: ratio(0.5).describe('Score from which a candidate is a MAYBE_MATCH.'),
+  })
+  .superRefine((lookup, ctx) => {
+    if (lookup.maybeMatchThreshold > lookup.fullMatchThreshold) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maybeMatchThreshold'],
+        message: `must not exceed lookup.fullMatchThreshold (${lookup.fullMatchThreshold})`,
+      });
+    }
+    const switchedOn = new Set(lookup.featuresOn);
+    for (const [index, feature] of lookup.featuresOff.entries()) {
+      if (switchedOn.has(feature)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['featuresOff', index],
+          message: `${feature} is also in featuresOn`,
+        });
+      }
+    }
+  });

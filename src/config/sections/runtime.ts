@@ -1,0 +1,32 @@
+// How the process runs: input files, logging, the metrics endpoint and shutdown.
+import { z } from 'zod';
+import { durationMs, nonEmptyString } from '../fields.ts';
+
+export const filesSection = z.strictObject({
+  input: nonEmptyString().default('examples/partners.ndjson').describe('NDJSON input when source is file.'),
+  outputDir: nonEmptyString().default('out').describe('Where outputs go when source is file.'),
+});
+
+export const mappingSection = z.strictObject({
+  file: nonEmptyString()
+    .optional()
+    .describe('Mapping file from input fields to PartnerRecord; built-in when unset.'),
+});
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const observabilitySection = z.strictObject({
+  logLevel: z.enum(LOG_LEVELS).default('info').describe('Lowest level written to the log.'),
+  metricsPort: z
+    .number()
+    .int()
+    .min(0)
+    .max(65_535)
+    .default(9464)
+    .describe('Port of /metrics, /healthz, /readyz; 0 picks a free port.'),
+  metricsHost: nonEmptyString().default('127.0.0.1').describe('Interface the metrics endpoint listens on.'),
+});
+
+export const shutdownSection = z.strictObject({
+  graceMs: durationMs(30_000).describe('Time in-flight work gets to finish on SIGTERM.'),
+});

@@ -1,0 +1,62 @@
+// Feeds the metrics from the pipeline's diagnostics channels, so that the pipeline
+// publishes what happened and never touches a metric itself.
+import { pipelineEvents } from './events.ts';
+import type { IntakePauseReason, Metrics } from './metrics.ts';
+
+/**
+ * An exception thrown by a channel subscriber surfaces as an uncaught exception and ends
+ * the process; a bad count (negative, NaN) from a bug elsewhere must not do that through
+ * a counter, which throws when decreased.
+ */
+const countable = (count: number): number => (Number.isFinite(count) && count > 0 ? count : 0);
+
+/** Subscribes the metrics to every pipeline channel; returns the function that unsubscribes them. */
+export function subscribeMetrics(metrics: Metrics): () => void {
+  const pausedFor = new Set<IntakePauseReason>();
+
+  const unsubscribers = [
+    pipelineEvents.records.subscribe((event) => {
+      const count = countable(event.count);
+      if (event.type === 'in') metrics.recordsIn.inc({ source: event.source }, count);
+      else if (event.type === 'out') metrics.recordsOut.inc({ outcome: event.outcome }, count);
+      else metrics.deadLetters.inc({ reason: event.reason }, count);
+    }),
+    pipelineEvents.bulk.subscribe((event) => {
+      const tasks = countable(event.tasks);
+      if (event.type === 'submitted') {
+        metrics.bulkSubmissions.inc();
+        metrics.tasksInFlight.inc(tasks);
+        return;
+      }
+      metrics.tasksInFlight.dec(tasks);
+      if (event.type === 'completed') metrics.bulkLatency.observe(countable(event.seconds));
+    }),
+    pipelineEvents.quota.subscribe((event) => {
+      if (event.type === 'consumed') metrics.quotaConsumed.inc(countable(event.tasks));
+      else metrics.quotaOverLimit.inc();
+    }),
+    pipelineEvents.intake.subscribe((event) => {
+      // Quota and backpressure pause independently; intake runs only when neither holds it.
+      if (event.type === 'paused' && !pausedFor.has(event.reason)) {
+        pausedFor.add(event.reason);
+        metrics.intakePauses.inc({ reason: event.reason });
+      } else if (event.type === 'resumed') {
+        pausedFor.delete(event.reason);
+      }
+      metrics.intakePaused.set(pausedFor.size > 0 ? 1 : 0);
+    }),
+    pipelineEvents.http.subscribe((event) => {
+      metrics.httpRequests.inc({ operation: event.operation, status: String(event.status) });
+    }),
+    pipelineEvents.retry.subscribe((event) => {
+      metrics.retries.inc({ reason: event.reason });
+    }),
+    pipelineEvents.lag.subscribe((event) => {
+      metrics.consumerLag.set({ topic: event.topic, partition: String(event.partition) }, event.lag);
+    }),
+  ];
+
+  return () => {
+    for (const unsubscribe of unsubscribers) unsubscribe();
+  };
+}

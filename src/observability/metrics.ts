@@ -1,0 +1,87 @@
+// The pipeline's Prometheus metrics, in a registry of their own (not prom-client's global
+// one) so that each pipeline instance, and each test, counts only its own work.
+// Label values are closed lists or codes chosen by the pipeline (error codes, operation
+// names, topic names): never URLs, headers, record content or anything a user typed.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const METRIC_PREFIX = 'partner_enrich_';
+
+export const RECORD_SOURCES = ['kafka', 'file'] as const;
+export type RecordSource = (typeof RECORD_SOURCES)[number];
+
+export const RECORD_OUTCOMES = ['MATCH', 'MAYBE_MATCH', 'NO_MATCH', 'FAILED', 'SKIPPED_UNCHANGED'] as const;
+export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
+
+export const INTAKE_PAUSE_REASONS = ['quota', 'backpressure'] as const;
+export type IntakePauseReason = (typeof INTAKE_PAUSE_REASONS)[number];
+
+/** From a small bulk on the sandbox (well under a second) to a large one on a busy service. */
+const BULK_LATENCY_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+export interface Metrics {
+  registry: Registry;
+  recordsIn: Counter<'source'>;
+  recordsOut: Counter<'outcome'>;
+  deadLetters: Counter<'reason'>;
+  /** From a bulk's submission to its last result page. */
+  bulkLatency: Histogram;
+  bulkSubmissions: Counter;
+  tasksInFlight: Gauge;
+  /** Tasks consumed from the quota. */
+  quotaConsumed: Counter;
+  quotaOverLimit: Counter;
+  /** 1 while intake is paused for any reason, else 0. */
+  intakePaused: Gauge;
+  intakePauses: Counter<'reason'>;
+  consumerLag: Gauge<'topic' | 'partition'>;
+  httpRequests: Counter<'operation' | 'status'>;
+  retries: Counter<'reason'>;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+
+  const counter = <Label extends string = never>(suffix: string, help: string, labelNames: Label[] = []) =>
+    new Counter<Label>({ name: METRIC_PREFIX + suffix, help, labelNames, registers });
+  const gauge = <Label extends string = never>(suffix: string, help: string, labelNames: Label[] = []) =>
+    new Gauge<Label>({ name: METRIC_PREFIX + suffix, help, labelNames, registers });
+
+  const metrics: Metrics = {
+    registry,
+    recordsIn: counter('records_in_total', 'Records read from the source.', ['source']),
+    recordsOut: counter('records_out_total', 'Records written, by outcome.', ['outcome']),
+    deadLetters: counter('dead_letters_total', 'Records sent to the dead-letter topic, by reason.', [
+      'reason',
+    ]),
+    bulkLatency: new Histogram({
+      name: `${METRIC_PREFIX}bulk_latency_seconds`,
+      help: 'Time from a bulk lookup submission to its complete results.',
+      buckets: BULK_LATENCY_BUCKETS,
+      registers,
+    }),
+    bulkSubmissions: counter('bulk_submissions_total', 'Bulk lookups submitted.'),
+    tasksInFlight: gauge('tasks_in_flight', 'Lookup tasks submitted and not yet answered.'),
+    quotaConsumed: counter('quota_consumed_total', 'Tasks consumed from the quota.'),
+    quotaOverLimit: counter('quota_over_limit_total', 'Quota checks answered OVER_LIMIT.'),
+    intakePaused: gauge('intake_paused', '1 while intake is paused (quota or backpressure), else 0.'),
+    intakePauses: counter('intake_pauses_total', 'Times intake was paused, by reason.', ['reason']),
+    consumerLag: gauge('consumer_lag', 'Records between the committed offset and the end of the partition.', [
+      'topic',
+      'partition',
+    ]),
+    httpRequests: counter(
+      'http_requests_total',
+      'HTTP requests to the reference data service, by operation and status.',
+      ['operation', 'status'],
+    ),
+    retries: counter('retries_total', 'Retried operations, by reason.', ['reason']),
+  };
+
+  // Known label values start at 0, so that rate() and absent() work before the first event.
+  for (const source of RECORD_SOURCES) metrics.recordsIn.labels(source).inc(0);
+  for (const outcome of RECORD_OUTCOMES) metrics.recordsOut.labels(outcome).inc(0);
+  for (const reason of INTAKE_PAUSE_REASONS) metrics.intakePauses.labels(reason).inc(0);
+  return metrics;
+}

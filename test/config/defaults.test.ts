@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { API_KEY_ENV } from './helpers.ts';
+
+describe('defaults', () => {
+  it('gives every option its documented default when only the API key is set', () => {
+    expect(loadConfig({ env: API_KEY_ENV })).toEqual({
+      source: 'kafka',
+      kafka: {
+        brokers: ['127.0.0.1:9092'],
+        clientId: 'partner-enrich',
+        groupId: 'partner-enrich',
+        ssl: false,
+        connectionTimeoutMs: 10_000,
+        sessionTimeoutMs: 30_000,
+      },
+      schemaRegistry: { url: 'http://127.0.0.1:8081' },
+      topics: {
+        input: 'partners',
+        matches: 'partners.matches',
+        events: 'partners.events',
+        storage: 'partners.storage',
+        deadLetters: 'partners.dlq',
+        state: 'partner-enrich.state',
+        partitions: 6,
+        replicationFactor: 1,
+      },
+      files: { input: 'examples/partners.ndjson', outputDir: 'out' },
+      refdata: {
+        baseUrl: 'http://127.0.0.1:8080',
+        authUrl: 'http://127.0.0.1:8080',
+        dataExchangeUrl: 'http://127.0.0.1:8080',
+        identityUrl: 'http://127.0.0.1:8080',
+        usageUrl: 'http://127.0.0.1:8080',
+        auth: 'apiKey',
+        apiKey: 'test-api-key',
+        credentialUsername: 'partner-enrich',
+        organizationId: 'default-org',
+        timeoutMs: 30_000,
+      },
+      lookup: {
+        matchingThreshold: 0.5,
+        maxCandidates: 50,
+        featuresOn: [],
+        featuresOff: [],
+        fullMatchThreshold: 0.85,
+        maybeMatchThreshold: 0.5,
+      },
+      batching: { maxTasks: 500, lingerMs: 200, maxInFlightRecords: 20_000, maxConcurrentBulks: 4 },
+      quota: {
+        serviceTechnicalKey: 'REFDATA_BULK_LOOKUP',
+        enabled: true,
+        initialBackoffMs: 500,
+        maxBackoffMs: 30_000,
+      },
+      rateLimit: { requestsPerSecond: 20, concurrency: 8 },
+      retry: { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 30_000 },
+      polling: { initialDelayMs: 100, maxDelayMs: 5_000, pageSize: 1_000 },
+      skipUnchanged: true,
+      mapping: {},
+      storageId: 'partners.storage',
+      observability: { logLevel: 'info', metricsPort: 9464, metricsHost: '127.0.0.1' },
+      shutdown: { graceMs: 30_000 },
+    });
+  });
+
+  it('points every reference data endpoint that is not set separately at refdata.baseUrl', () => {
+    const config = loadConfig({
+      env: API_KEY_ENV,
+      overrides: {
+        refdata: { baseUrl: 'https://refdata.example.com', usageUrl: 'https://usage.example.com' },
+      },
+    });
+    expect(config.refdata).toMatchObject({
+      authUrl: 'https://refdata.example.com',
+      dataExchangeUrl: 'https://refdata.example.com',
+      identityUrl: 'https://refdata.example.com',
+      usageUrl: 'https://usage.example.com',
+    });
+  });
+
+  it('fills an ssl object given without rejectUnauthorized with rejectUnauthorized true', () => {
+    const config = loadConfig({ env: API_KEY_ENV, overrides: { kafka: { ssl: { ca: '/etc/ssl/ca.pem' } } } });
+    expect(config.kafka.ssl).toEqual({ ca: '/etc/ssl/ca.pem', rejectUnauthorized: true });
+  });
+
+  it('returns a configuration frozen all the way down', () => {
+    const config = loadConfig({ env: API_KEY_ENV });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.kafka)).toBe(true);
+    expect(Object.isFrozen(config.kafka.brokers)).toBe(true);
+    expect(() => {
+      (config.batching as { maxTasks: number }).maxTasks = 1;
+    }).toThrow(TypeError);
+  });
+});

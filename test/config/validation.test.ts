@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type ConfigInput } from '../../src/config/index.ts';
+import { API_KEY_ENV, configErrorOf, problemPaths } from './helpers.ts';
+
+/** Loads with the API key from the environment and `overrides`, expecting CONFIG_INVALID. */
+const invalid = (overrides: unknown) =>
+  configErrorOf(
+    () => loadConfig({ env: API_KEY_ENV, overrides: overrides as ConfigInput }),
+    'CONFIG_INVALID',
+  );
+
+describe('invalid values', () => {
+  it('are all reported at once, each with its path', () => {
+    const error = invalid({
+      source: 'ftp',
+      kafka: { brokers: [], sessionTimeoutMs: -1 },
+      schemaRegistry: { url: 'not a url' },
+      topics: { input: 'has spaces', partitions: 0 },
+      refdata: { baseUrl: 'ftp://refdata.example.com' },
+      lookup: { matchingThreshold: 1.5, maxCandidates: 10 },
+      batching: { maxTasks: 10_001, lingerMs: 1.5 },
+      polling: { pageSize: 1001 },
+      observability: { logLevel: 'verbose', metricsPort: 65_536 },
+    });
+    expect(problemPaths(error).sort()).toEqual(
+      [
+        'source',
+        'kafka.brokers',
+        'kafka.sessionTimeoutMs',
+        'schemaRegistry.url',
+        'topics.input',
+        'topics.partitions',
+        'refdata.baseUrl',
+        'lookup.matchingThreshold',
+        'lookup.maxCandidates',
+        'batching.maxTasks',
+        'batching.lingerMs',
+        'polling.pageSize',
+        'observability.logLevel',
+        'observability.metricsPort',
+      ].sort(),
+    );
+    expect(error.message).toMatch(/^Invalid configuration \(14 problems\):\n {2}- /);
+  });
+
+  it('are described without quoting the value, which may be a credential', () => {
+    const error = invalid({
+      refdata: { apiKey: 12345678 },
+      kafka: { sasl: { mechanism: 'plain', username: 'u', password: 98765432 } },
+    });
+    expect(problemPaths(error).sort()).toEqual(['kafka.sasl.password', 'refdata.apiKey']);
+    expect(error.message).not.toContain('12345678');
+    expect(error.message).not.toContain('98765432');
+  });
+
+  it('include a section given as something other than an object', () => {
+    expect(problemPaths(invalid({ batching: 500 }))).toEqual(['batching']);
+  });
+
+  it('include a missing field of an optional section that was given', () => {
+    const error = invalid({ kafka: { sasl: { mechanism: 'scram-sha-512' } } });
+    expect(problemPaths(error).sort()).toEqual(['kafka.sasl.password', 'kafka.sasl.username']);
+    expect(error.message).toContain('kafka.sasl.username: required');
+  });
+
+  it('inside the ssl object are reported at their own path, not as "boolean or object"', () => {
+    expect(problemPaths(invalid({ kafka: { ssl: { rejectUnauthorized: 'yes' } } }))).toEqual([
+      'kafka.ssl.rejectUnauthorized',
+    ]);
+    expect(invalid({ kafka: { ssl: 'on' } }).message).toContain(
+      'kafka.ssl: Invalid input: expected boolean or object',
+    );
+  });
+});
+
+describe('unknown options', () => {
+  it('are rejected with their path, at the top level and inside sections', () => {
+    const error = invalid({ colour: 'blue', kafka: { brokerList: ['a:9092'] }, refdata: { apikey: 'x' } });
+    expect(problemPaths(error).sort()).toEqual(['colour', 'kafka.brokerList', 'refdata.apikey']);
+    expect(error.message).toContain('kafka.brokerList: unknown option');
+  });
+
+  it('are rejected inside the ssl object', () => {
+    expect(problemPaths(invalid({ kafka: { ssl: { ca: 'ca.pem', verify: false } } }))).toEqual([
+      'kafka.ssl.verify',
+    ]);
+  });
+});
+
+describe('cross-field checks', () => {
+  it('require refdata.apiKey when refdata.auth is apiKey', () => {
+    const error = configErrorOf(() => loadConfig({ env: {} }), 'CONFIG_INVALID');
+    expect(problemPaths(error)).toEqual(['refdata.apiKey']);
+    expect(error.message).toContain('refdata.apiKey: required when refdata.auth is apiKey');
+  });
+
+  it('require refdata.clientId and refdata.clientSecret when refdata.auth is oauth', () => {
+    const error = configErrorOf(
+      () => loadConfig({ env: {}, overrides: { refdata: { auth: 'oauth' } } }),
+      'CONFIG_INVALID',
+    );
+    expect(problemPaths(error)).toEqual(['refdata.clientId', 'refdata.clientSecret']);
+  });
+
+  it('accept oauth with a client id and secret and no API key', () => {
+    const config = loadConfig({
+      env: {},
+      overrides: { refdata: { auth: 'oauth', clientId: 'partner-enrich', clientSecret: 'client-secret' } },
+    });
+    expect(config.refdata.auth).toBe('oauth');
+  });
+
+  it('keep lookup.maybeMatchThreshold at or below lookup.fullMatchThreshold', () => {
+    const error = invalid({ lookup: { fullMatchThreshold: 0.6, maybeMatchThreshold: 0.7 } });
+    expect(problemPaths(error)).toEqual(['lookup.maybeMatchThreshold']);
+  });
+
+  it('refuse a feature both switched on and off', () => {
+    const error = invalid({ lookup: { featuresOn: ['a', 'b'], featuresOff: ['c', 'b'] } });
+    expect(problemPaths(error)).toEqual(['lookup.featuresOff[1]']);
+  });
+
+  it('refuse two topic roles on one topic', () => {
+    const error = invalid({ topics: { deadLetters: 'partners' } });
+    expect(problemPaths(error)).toEqual(['topics.deadLetters']);
+    expect(error.message).toContain('must differ from topics.input');
+  });
+
+  it('require the schema registry user name and password together', () => {
+    expect(problemPaths(invalid({ schemaRegistry: { username: 'registry-user' } }))).toEqual([
+      'schemaRegistry.password',
+    ]);
+    expect(problemPaths(invalid({ schemaRegistry: { password: 'registry-pass' } }))).toEqual([
+      'schemaRegistry.username',
+    ]);
+  });
+
+  it('keep every initial backoff at or below its cap', () => {
+    const error = invalid({
+      quota: { initialBackoffMs: 60_000 },
+      retry: { initialDelayMs: 50, maxDelayMs: 10 },
+      polling: { initialDelayMs: 6_000 },
+    });
+    expect(problemPaths(error)).toEqual([
+      'quota.initialBackoffMs',
+      'retry.initialDelayMs',
+      'polling.initialDelayMs',
+    ]);
+  });
+});

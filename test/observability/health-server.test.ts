@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  createMetrics,
+  startHealthServer,
+  type HealthServer,
+  type Readiness,
+} from '../../src/observability/index.ts';
+import { PIPELINE_METRIC_NAMES } from './metric-names.ts';
+
+const servers: HealthServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+async function started(readiness: () => Readiness): Promise<HealthServer> {
+  const server = await startHealthServer({ host: '127.0.0.1', port: 0, metrics: createMetrics(), readiness });
+  servers.push(server);
+  return server;
+}
+
+describe('health server', () => {
+  it('listens on a free port when given port 0 and reports its url', async () => {
+    const server = await started(() => ({ ready: true, reasons: [] }));
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.url).not.toMatch(/:0$/);
+  });
+
+  it('answers /healthz with 200 while the process lives, even when not ready', async () => {
+    const server = await started(() => ({ ready: false, reasons: ['starting'] }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers /readyz with 503 and the reasons until ready, then 200', async () => {
+    let readiness: Readiness = {
+      ready: false,
+      reasons: ['kafka consumer not connected', 'schemas not registered'],
+    };
+    const server = await started(() => readiness);
+
+    const notReady = await fetch(`${server.url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toEqual(readiness);
+
+    readiness = { ready: true, reasons: [] };
+    const ready = await fetch(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true, reasons: [] });
+  });
+
+  it('answers /readyz with 503 when the readiness check itself throws', async () => {
+    const server = await started(() => {
+      throw new Error('state store closed');
+    });
+    const response = await fetch(`${server.url}/readyz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      ready: false,
+      reasons: ['readiness check failed: state store closed'],
+    });
+  });
+
+  it('serves every pipeline metric at /metrics in the Prometheus text format', async () => {
+    const server = await started(() => ({ ready: true, reasons: [] }));
+    const response = await fetch(`${server.url}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await response.text();
+    for (const name of PIPELINE_METRIC_NAMES) expect(text).toContain(`# TYPE ${name} `);
+  });
+
+  it('stops listening once closed', async () => {
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: createMetrics(),
+      readiness: () => ({ ready: true, reasons: [] }),
+    });
+    await server.close();
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+});

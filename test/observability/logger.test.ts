@@ -1,0 +1,81 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { PartnerEnrichError } from '../../src/errors.ts';
+import { createLogger, type LogLevel } from '../../src/observability/index.ts';
+
+/** A logger writing into memory; `lines()` returns what it wrote, parsed. */
+function capturedLogger(level: LogLevel = 'info') {
+  const chunks: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      chunks.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const logger = createLogger({ level, destination });
+  const text = () => chunks.join('');
+  const lines = () =>
+    text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return { logger, text, lines };
+}
+
+describe('createLogger', () => {
+  it('writes one JSON object per line with level, time, name and message', () => {
+    const { logger, lines } = capturedLogger();
+    logger.info({ bulkId: 'b-1' }, 'bulk submitted');
+    expect(lines()).toEqual([
+      expect.objectContaining({ level: 30, name: 'partner-enrich', bulkId: 'b-1', msg: 'bulk submitted' }),
+    ]);
+    expect(lines()[0]?.['time']).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('leaves out entries below its level', () => {
+    const { logger, lines } = capturedLogger('warn');
+    logger.info('not written');
+    logger.warn('written');
+    expect(lines().map((line) => line['msg'])).toEqual(['written']);
+  });
+
+  it('never writes a credential, at the top level or nested in a logged object', () => {
+    const { logger, text, lines } = capturedLogger();
+    logger.info(
+      {
+        apiKey: 'leak-01',
+        config: {
+          refdata: { apiKey: 'leak-02', clientSecret: 'leak-03', dataExchangePassword: 'leak-04' },
+          kafka: { sasl: { password: 'leak-05' }, ssl: { key: 'leak-06' } },
+          schemaRegistry: { password: 'leak-07' },
+        },
+        request: { headers: { authorization: 'Bearer leak-08', 'x-api-key': 'leak-09', cookie: 'leak-10' } },
+        response: { body: { access_token: 'leak-11', refresh_token: 'leak-12' } },
+        token: 'leak-13',
+      },
+      'starting',
+    );
+    for (let index = 1; index <= 13; index++)
+      expect(text()).not.toContain(`leak-${String(index).padStart(2, '0')}`);
+    expect(lines()[0]).toMatchObject({
+      apiKey: '[redacted]',
+      request: { headers: { authorization: '[redacted]' } },
+    });
+  });
+
+  it('never writes a credential carried in the details of a logged error', () => {
+    const { logger, text } = capturedLogger();
+    const error = new PartnerEnrichError('REFDATA_UNAUTHORIZED', 'the service refused the credentials', {
+      details: { request: { headers: { 'x-api-key': 'leak-in-error' } } },
+    });
+    logger.error({ err: error }, 'lookup failed');
+    expect(text()).toContain('REFDATA_UNAUTHORIZED');
+    expect(text()).not.toContain('leak-in-error');
+  });
+
+  it('keeps Kafka message keys, which are not credentials', () => {
+    const { logger, lines } = capturedLogger();
+    logger.info({ record: { key: 'partner-42', topic: 'partners' } }, 'dead letter');
+    expect(lines()[0]).toMatchObject({ record: { key: 'partner-42' } });
+  });
+});
