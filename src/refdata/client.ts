@@ -1,0 +1,184 @@
+// Typed client of the reference data service and its related APIs: one method per operation of
+// schemas/openapi/reference-data.yaml, named by its operationId. The class `implements` a type
+// derived from the generated operation list, so adding an operation to the document fails the
+// type check until the client has a method for it.
+
+import { Authenticator } from './authenticator.ts';
+import { loadReferenceDataDocument } from './openapi-document.ts';
+import type { CallOptions, OperationArgs, OperationId, ResponseBody } from './operation-types.ts';
+import { resolveClientOptions, type RefDataClientOptions } from './options.ts';
+import { Redactor, basicCredentials } from './redactor.ts';
+import { RequestExecutor } from './request-executor.ts';
+import { getRequestValidator, type RequestParts } from './request-validator.ts';
+import { ClientCredentialsTokenProvider } from './token-provider.ts';
+
+type OperationMethods = {
+  [Op in OperationId]: (...args: OperationArgs<Op>) => Promise<ResponseBody<Op>>;
+};
+
+export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
+  readonly #executor: RequestExecutor;
+
+  constructor(clientOptions: RefDataClientOptions) {
+    const options = resolveClientOptions(clientOptions);
+    const { apiKey, clientCredentials: client, dataExchangeBasicAuth: basic } = options.credentials;
+    const redactor = new Redactor([
+      apiKey,
+      client?.clientSecret,
+      client && basicCredentials(client.clientId, client.clientSecret),
+      basic?.password,
+      basic && basicCredentials(basic.username, basic.password),
+    ]);
+    const tokens =
+      client &&
+      new ClientCredentialsTokenProvider({
+        requestToken: () => this.requestToken(),
+        now: options.now,
+        refreshMarginMs: options.tokenRefreshMarginMs,
+        onToken: (token) => redactor.add(token),
+      });
+    this.#executor = new RequestExecutor({
+      options,
+      document: loadReferenceDataDocument(),
+      validator: getRequestValidator(),
+      authenticator: new Authenticator(options.credentials, tokens),
+      redactor,
+    });
+  }
+
+  #call<Op extends OperationId>(
+    operationId: Op,
+    [input, options]: OperationArgs<Op>,
+  ): Promise<ResponseBody<Op>> {
+    return this.#executor.execute(operationId, input as RequestParts | undefined, options) as Promise<
+      ResponseBody<Op>
+    >;
+  }
+
+  /** A new token from the issuer, bypassing the cache (the client caches and refreshes on its own). */
+  requestToken(options?: CallOptions): Promise<ResponseBody<'requestToken'>> {
+    return this.#call('requestToken', [{ body: { grant_type: 'client_credentials' } }, options]);
+  }
+
+  // Business partners, version 3
+  fetchBusinessPartnerV3(...args: OperationArgs<'fetchBusinessPartnerV3'>) {
+    return this.#call('fetchBusinessPartnerV3', args);
+  }
+  fetchBusinessPartnersBatchV3(...args: OperationArgs<'fetchBusinessPartnersBatchV3'>) {
+    return this.#call('fetchBusinessPartnersBatchV3', args);
+  }
+  fetchBusinessPartnerRelationsV3(...args: OperationArgs<'fetchBusinessPartnerRelationsV3'>) {
+    return this.#call('fetchBusinessPartnerRelationsV3', args);
+  }
+  lookupBusinessPartnersSimpleV3(...args: OperationArgs<'lookupBusinessPartnersSimpleV3'>) {
+    return this.#call('lookupBusinessPartnersSimpleV3', args);
+  }
+  lookupBusinessPartnersV3(...args: OperationArgs<'lookupBusinessPartnersV3'>) {
+    return this.#call('lookupBusinessPartnersV3', args);
+  }
+  searchBusinessPartnersV3(...args: OperationArgs<'searchBusinessPartnersV3'>) {
+    return this.#call('searchBusinessPartnersV3', args);
+  }
+  createGoldenRecordV3(...args: OperationArgs<'createGoldenRecordV3'>) {
+    return this.#call('createGoldenRecordV3', args);
+  }
+
+  // Supplier gateway and EXTD (no version prefix)
+  createSupplierGatewayRecord(...args: OperationArgs<'createSupplierGatewayRecord'>) {
+    return this.#call('createSupplierGatewayRecord', args);
+  }
+  fetchSupplierGatewayRecord(...args: OperationArgs<'fetchSupplierGatewayRecord'>) {
+    return this.#call('fetchSupplierGatewayRecord', args);
+  }
+  /** @deprecated The service deprecates `/extd/businesspartners/fetch`. */
+  fetchExtdBusinessPartner(...args: OperationArgs<'fetchExtdBusinessPartner'>) {
+    return this.#call('fetchExtdBusinessPartner', args);
+  }
+  createExtdLookupJob(...args: OperationArgs<'createExtdLookupJob'>) {
+    return this.#call('createExtdLookupJob', args);
+  }
+  getExtdLookupJob(...args: OperationArgs<'getExtdLookupJob'>) {
+    return this.#call('getExtdLookupJob', args);
+  }
+  listExtdLookupJobResults(...args: OperationArgs<'listExtdLookupJobResults'>) {
+    return this.#call('listExtdLookupJobResults', args);
+  }
+
+  // Business partners, version 4
+  lookupBusinessPartnersV4(...args: OperationArgs<'lookupBusinessPartnersV4'>) {
+    return this.#call('lookupBusinessPartnersV4', args);
+  }
+  fetchBusinessPartnerV4(...args: OperationArgs<'fetchBusinessPartnerV4'>) {
+    return this.#call('fetchBusinessPartnerV4', args);
+  }
+  createBulkLookup(...args: OperationArgs<'createBulkLookup'>) {
+    return this.#call('createBulkLookup', args);
+  }
+  getBulkLookup(...args: OperationArgs<'getBulkLookup'>) {
+    return this.#call('getBulkLookup', args);
+  }
+
+  // Configurations
+  listFetchConfigurations(...args: OperationArgs<'listFetchConfigurations'>) {
+    return this.#call('listFetchConfigurations', args);
+  }
+  createFetchConfiguration(...args: OperationArgs<'createFetchConfiguration'>) {
+    return this.#call('createFetchConfiguration', args);
+  }
+  getFetchConfiguration(...args: OperationArgs<'getFetchConfiguration'>) {
+    return this.#call('getFetchConfiguration', args);
+  }
+  updateFetchConfiguration(...args: OperationArgs<'updateFetchConfiguration'>) {
+    return this.#call('updateFetchConfiguration', args);
+  }
+  deleteFetchConfiguration(...args: OperationArgs<'deleteFetchConfiguration'>) {
+    return this.#call('deleteFetchConfiguration', args);
+  }
+  getFetchConfigurationVersion(...args: OperationArgs<'getFetchConfigurationVersion'>) {
+    return this.#call('getFetchConfigurationVersion', args);
+  }
+  listLookupConfigurations(...args: OperationArgs<'listLookupConfigurations'>) {
+    return this.#call('listLookupConfigurations', args);
+  }
+  getLookupConfiguration(...args: OperationArgs<'getLookupConfiguration'>) {
+    return this.#call('getLookupConfiguration', args);
+  }
+  updateLookupConfiguration(...args: OperationArgs<'updateLookupConfiguration'>) {
+    return this.#call('updateLookupConfiguration', args);
+  }
+  deleteLookupConfiguration(...args: OperationArgs<'deleteLookupConfiguration'>) {
+    return this.#call('deleteLookupConfiguration', args);
+  }
+  getLookupConfigurationVersion(...args: OperationArgs<'getLookupConfigurationVersion'>) {
+    return this.#call('getLookupConfigurationVersion', args);
+  }
+
+  // Processing logs
+  getOverlapLogResults(...args: OperationArgs<'getOverlapLogResults'>) {
+    return this.#call('getOverlapLogResults', args);
+  }
+
+  // Data exchange API
+  createEventStoreInitializerJob(...args: OperationArgs<'createEventStoreInitializerJob'>) {
+    return this.#call('createEventStoreInitializerJob', args);
+  }
+  getEventStoreInitializerJob(...args: OperationArgs<'getEventStoreInitializerJob'>) {
+    return this.#call('getEventStoreInitializerJob', args);
+  }
+
+  // Identity API
+  upsertRateLimitQuotas(...args: OperationArgs<'upsertRateLimitQuotas'>) {
+    return this.#call('upsertRateLimitQuotas', args);
+  }
+  listRateLimitQuotas(...args: OperationArgs<'listRateLimitQuotas'>) {
+    return this.#call('listRateLimitQuotas', args);
+  }
+
+  // Service usage API
+  getQuotaUsage(...args: OperationArgs<'getQuotaUsage'>) {
+    return this.#call('getQuotaUsage', args);
+  }
+  consumeQuota(...args: OperationArgs<'consumeQuota'>) {
+    return this.#call('consumeQuota', args);
+  }
+}

@@ -1,0 +1,142 @@
+// One HTTP attempt: send, read the whole body within the time-out, and turn every way it can go
+// wrong into a typed error. Retrying is the executor's concern, not this module's.
+
+import { request, type Dispatcher } from 'undici';
+import { RefDataHttpError, RefDataTransportError, httpErrorCodeForStatus } from './errors.ts';
+import type { Redactor } from './redactor.ts';
+import { isRetryable, parseRetryAfterMs } from './retry-policy.ts';
+
+export interface Exchange {
+  operation: string;
+  safeToRetry: boolean;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  dispatcher?: Dispatcher | undefined;
+}
+
+export interface ExchangeResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** Sends one request; throws RefDataTransportError when no complete answer arrives. */
+export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
+  const timeout = AbortSignal.timeout(attempt.timeoutMs);
+  const signal = attempt.signal ? AbortSignal.any([attempt.signal, timeout]) : timeout;
+  try {
+    const response = await request(attempt.url, {
+      method: attempt.method as Dispatcher.HttpMethod,
+      headers: attempt.headers,
+      body: attempt.body ?? null,
+      signal,
+      ...(attempt.dispatcher ? { dispatcher: attempt.dispatcher } : {}),
+    });
+    const text = await response.body.text();
+    return { status: response.statusCode, headers: response.headers, text };
+  } catch (cause) {
+    if (attempt.signal?.aborted) {
+      throw new RefDataTransportError('REFDATA_ABORTED', attempt.operation, 'aborted by the caller', {
+        canRetry: false,
+        cause,
+      });
+    }
+    if (timeout.aborted) {
+      throw new RefDataTransportError(
+        'REFDATA_TIMEOUT',
+        attempt.operation,
+        `no answer within ${attempt.timeoutMs} ms`,
+        {
+          canRetry: isRetryable({ kind: 'timeout' }, attempt.safeToRetry),
+          cause,
+        },
+      );
+    }
+    const systemCode = systemCodeOf(cause);
+    const reason = systemCode ?? (cause instanceof Error ? cause.name : 'unknown failure');
+    throw new RefDataTransportError('REFDATA_NETWORK_ERROR', attempt.operation, `network error (${reason})`, {
+      canRetry: isRetryable(
+        systemCode ? { kind: 'network', systemCode } : { kind: 'network' },
+        attempt.safeToRetry,
+      ),
+      cause,
+      ...(systemCode ? { systemCode } : {}),
+    });
+  }
+}
+
+/** undici wraps socket errors; the system code may sit on the error or on its cause. */
+function systemCodeOf(error: unknown): string | undefined {
+  for (
+    let current = error, depth = 0;
+    current instanceof Error && depth < 4;
+    current = current.cause, depth++
+  ) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+export const headerValue = (headers: ExchangeResult['headers'], name: string): string | undefined => {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Parses a 2xx body; an empty body is `undefined`, a body that is not JSON is an error. */
+export function parseSuccess(attempt: Exchange, result: ExchangeResult): unknown {
+  if (result.text.trim() === '') return undefined;
+  try {
+    return JSON.parse(result.text);
+  } catch {
+    throw new RefDataHttpError(
+      'REFDATA_INVALID_RESPONSE',
+      { operation: attempt.operation, status: result.status, serviceMessage: 'response body is not JSON' },
+      false,
+    );
+  }
+}
+
+/** The typed error for a non-2xx answer, built from the (x-assumed) ErrorBody when present. */
+export function errorFromStatus(
+  attempt: Exchange,
+  result: ExchangeResult,
+  redactor: Redactor,
+  now: number,
+): RefDataHttpError {
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(result.text);
+    if (isRecord(parsed)) body = parsed;
+  } catch {
+    // Not every failing hop (proxies, gateways) answers with JSON; the status still tells enough.
+  }
+  const text = (value: unknown): string | undefined =>
+    typeof value === 'string' ? redactor.redact(value) : undefined;
+  const limit = typeof body.limit === 'number' ? body.limit : text(body.limit);
+  const retryAfterMs =
+    result.status === 429 || result.status === 503
+      ? parseRetryAfterMs(headerValue(result.headers, 'retry-after'), now)
+      : undefined;
+  return new RefDataHttpError(
+    httpErrorCodeForStatus(result.status),
+    {
+      operation: attempt.operation,
+      status: result.status,
+      serviceCode: text(body.code),
+      serviceMessage: text(body.message),
+      requestId: text(body.requestId) ?? text(headerValue(result.headers, 'x-request-id')),
+      field: text(body.field),
+      limit,
+      retryAfterMs,
+    },
+    isRetryable({ kind: 'status', status: result.status }, attempt.safeToRetry),
+  );
+}

@@ -1,0 +1,96 @@
+// The retry policy of the reference data client, in one place. Which failures may be repeated
+// depends on the operation: a read repeated after a network error or a 5xx is harmless, a
+// create repeated after a 5xx may have been processed already and would be created twice.
+// A 429 means the request was not processed, so it may be repeated for every operation.
+
+export interface RetryPolicy {
+  /** Attempts per call, the first included. */
+  maxAttempts: number;
+  /** Delay before the first retry; doubles per retry. */
+  baseDelayMs: number;
+  /** Ceiling of the exponential delay. */
+  maxDelayMs: number;
+  /** A Retry-After longer than this is not waited for: the call fails with the 429. */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 4,
+  baseDelayMs: 200,
+  maxDelayMs: 10_000,
+  maxRetryAfterMs: 60_000,
+});
+
+/** Time and chance, injected so tests observe the requested delays instead of waiting. */
+export interface RetryEnvironment {
+  now(): number;
+  random(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Connection failures where the request provably never reached the server: safe to repeat
+ * even for a create.
+ */
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+export type Failure =
+  { kind: 'status'; status: number } | { kind: 'network'; systemCode?: string } | { kind: 'timeout' };
+
+/** Whether repeating the call after this failure is sound; travels on the error as `canRetry`. */
+export function isRetryable(failure: Failure, safeToRetry: boolean): boolean {
+  switch (failure.kind) {
+    case 'status':
+      if (failure.status === 429) return true;
+      return safeToRetry && (failure.status >= 500 || failure.status === 408);
+    case 'network':
+      return safeToRetry || (failure.systemCode !== undefined && NOT_SENT_CODES.has(failure.systemCode));
+    case 'timeout':
+      return safeToRetry;
+  }
+}
+
+/**
+ * Exponential backoff with jitter: a delay drawn between half and all of
+ * `baseDelayMs * 2^(retry-1)`, capped at `maxDelayMs`. The random half spreads clients that
+ * failed together; the fixed half keeps a retry from firing at once.
+ */
+export function backoffDelayMs(
+  retry: number,
+  policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>,
+  random: () => number,
+): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfterMs(header: string | undefined, now: number): number | undefined {
+  if (header === undefined || header.trim() === '') return undefined;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+export interface RetryableError {
+  canRetry: boolean;
+  retryAfterMs?: number | undefined;
+}
+
+/**
+ * The delay before the next attempt, or undefined to give up. `attempt` is the attempt that
+ * just failed, counted from 1. A server's Retry-After wins over the computed backoff.
+ */
+export function nextRetryDelayMs(
+  error: RetryableError,
+  attempt: number,
+  policy: RetryPolicy,
+  random: () => number,
+): number | undefined {
+  if (!error.canRetry || attempt >= policy.maxAttempts) return undefined;
+  if (error.retryAfterMs !== undefined) {
+    return error.retryAfterMs <= policy.maxRetryAfterMs ? error.retryAfterMs : undefined;
+  }
+  return backoffDelayMs(attempt, policy, random);
+}
