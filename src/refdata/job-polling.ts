@@ -8,7 +8,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { RefDataClient } from './client.ts';
 import { RefDataJobError, RefDataTransportError, type JobFailure } from './errors.ts';
 import type { CallOptions, Schemas } from './operation-types.ts';
-import { backoffDelayMs, type RetryEnvironment } from './retry-policy.ts';
+import { backoffDelay } from '../retry/backoff.ts';
+import type { RetryEnvironment } from './retry-policy.ts';
 
 export interface JobProgress {
   jobId: string;
@@ -65,7 +66,7 @@ async function pollUntilFinal<Job>(jobId: string, kind: JobKind<Job>, options: P
     if (statusMessage !== undefined) failure.statusMessage = statusMessage;
     if (status !== undefined && kind.failed.includes(status))
       throw new RefDataJobError('REFDATA_JOB_FAILED', failure);
-    const waitMs = backoffDelayMs(polls, { baseDelayMs: initialDelayMs, maxDelayMs }, random);
+    const waitMs = backoffDelay(polls, { initialDelayMs, maxDelayMs }, random);
     if (now() - startedAt + waitMs > timeoutMs) throw new RefDataJobError('REFDATA_JOB_TIMEOUT', failure);
     try {
       await sleep(waitMs, options.signal);

@@ -2,6 +2,7 @@
 // depends on the operation: a read repeated after a network error or a 5xx is harmless, a
 // create repeated after a 5xx may have been processed already and would be created twice.
 // A 429 means the request was not processed, so it may be repeated for every operation.
+import { backoffDelay } from '../retry/backoff.ts';
 
 export interface RetryPolicy {
   /** Attempts per call, the first included. */
@@ -50,20 +51,6 @@ export function isRetryable(failure: Failure, safeToRetry: boolean): boolean {
   }
 }
 
-/**
- * Exponential backoff with jitter: a delay drawn between half and all of
- * `baseDelayMs * 2^(retry-1)`, capped at `maxDelayMs`. The random half spreads clients that
- * failed together; the fixed half keeps a retry from firing at once.
- */
-export function backoffDelayMs(
-  retry: number,
-  policy: Pick<RetryPolicy, 'baseDelayMs' | 'maxDelayMs'>,
-  random: () => number,
-): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, retry - 1));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
-}
-
 /** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
 export function parseRetryAfterMs(header: string | undefined, now: number): number | undefined {
   if (header === undefined || header.trim() === '') return undefined;
@@ -92,5 +79,5 @@ export function nextRetryDelayMs(
   if (error.retryAfterMs !== undefined) {
     return error.retryAfterMs <= policy.maxRetryAfterMs ? error.retryAfterMs : undefined;
   }
-  return backoffDelayMs(attempt, policy, random);
+  return backoffDelay(attempt, { initialDelayMs: policy.baseDelayMs, maxDelayMs: policy.maxDelayMs }, random);
 }

@@ -1,21 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_RETRY_POLICY,
-  backoffDelayMs,
   isRetryable,
   nextRetryDelayMs,
   parseRetryAfterMs,
 } from '../../src/refdata/retry-policy.ts';
+import { backoffDelay } from '../../src/retry/backoff.ts';
 
 const policy = { ...DEFAULT_RETRY_POLICY, baseDelayMs: 100, maxDelayMs: 1_000 };
+const backoff = { initialDelayMs: 100, maxDelayMs: 1_000 };
 const NOW = Date.parse('2025-01-01T00:00:00Z');
 
 describe('the retry policy', () => {
   it('draws each backoff between half and all of the doubled ceiling, capped at maxDelayMs', () => {
-    expect([1, 2, 3, 4, 5].map((retry) => backoffDelayMs(retry, policy, () => 0))).toEqual([
+    expect([1, 2, 3, 4, 5].map((retry) => backoffDelay(retry, backoff, () => 0))).toEqual([
       50, 100, 200, 400, 500,
     ]);
-    expect([1, 2, 3, 4, 5].map((retry) => backoffDelayMs(retry, policy, () => 1))).toEqual([
+    expect([1, 2, 3, 4, 5].map((retry) => backoffDelay(retry, backoff, () => 1))).toEqual([
       100, 200, 400, 800, 1_000,
     ]);
   });
