@@ -49,8 +49,8 @@ export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
           ...parameters,
           featuresOn: parameters.featuresOn as Schemas['LookupFeature'][],
           featuresOff: parameters.featuresOff as Schemas['LookupFeature'][],
-          // Results are read in pages after the bulk finished, not in the create response.
-          limit: 0,
+          // `limit` is left to the service: in a bulk it caps the candidates per task (as in a
+          // v4 lookup, default 10); result pages are sized on read.
           tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
         },
       });

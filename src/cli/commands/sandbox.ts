@@ -1,0 +1,95 @@
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { SANDBOX_DEFAULTS, SANDBOX_MODES, startSandbox, type SandboxMode } from '../../sandbox/index.ts';
+
+interface SandboxFlags {
+  port: number;
+  host: string;
+  apiKey: string;
+  clientId: string;
+  clientSecret: string;
+  orgs: number;
+  seed: number;
+  mode: SandboxMode;
+  latencyMs: number;
+  latencyJitterMs: number;
+  errorRate: number;
+  throttleRate: number;
+  retryAfterSeconds: number;
+  taskFailureRate: number;
+  jobDeathRate: number;
+  overLimit: boolean;
+}
+
+const integer = (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
+  return n;
+};
+const share = (value: string): number => {
+  const n = Number(value);
+  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be a number from 0 to 1');
+  return n;
+};
+
+export function registerSandbox(program: Command): void {
+  program
+    .command('sandbox')
+    .description(
+      'serve the local reference data service (all five API roots on one address) with a generated dataset, ' +
+        'fault injection (also at run time: PUT /admin/faults) and counters (GET /admin/stats); see docs/SANDBOX.md',
+    )
+    .option('--port <port>', 'port; 0 picks a free one', integer, 8080)
+    .option('--host <host>', 'interface to listen on', SANDBOX_DEFAULTS.host)
+    .option('--api-key <key>', 'accepted X-API-KEY', SANDBOX_DEFAULTS.apiKey)
+    .option('--client-id <id>', 'OAuth client id of the token endpoint', SANDBOX_DEFAULTS.clientId)
+    .option(
+      '--client-secret <secret>',
+      'OAuth client secret of the token endpoint',
+      SANDBOX_DEFAULTS.clientSecret,
+    )
+    .option('--orgs <n>', 'organizations in the generated dataset', integer, 10_000)
+    .option('--seed <n>', 'seed of the dataset and of fault decisions', integer, 1)
+    .addOption(
+      new Option('--mode <mode>', 'realistic: bulks run in the background; instant: finished at once')
+        .choices(SANDBOX_MODES)
+        .default('realistic'),
+    )
+    .option('--latency-ms <ms>', 'latency added to every request', integer, 0)
+    .option('--latency-jitter-ms <ms>', 'up to this much more latency, drawn per request', integer, 0)
+    .option('--error-rate <share>', 'share of requests answered 503', share, 0)
+    .option('--throttle-rate <share>', 'share of requests answered 429 with Retry-After', share, 0)
+    .option('--retry-after-seconds <s>', 'Retry-After of the injected 429s', integer, 1)
+    .option('--task-failure-rate <share>', 'share of bulk tasks that end FAILED', share, 0)
+    .option('--job-death-rate <share>', 'share of jobs that die half-way', share, 0)
+    .option('--over-limit', 'every quota consume answers OVER_LIMIT', false)
+    .action(async (flags: SandboxFlags) => {
+      const sandbox = await startSandbox({
+        port: flags.port,
+        host: flags.host,
+        apiKey: flags.apiKey,
+        clientId: flags.clientId,
+        clientSecret: flags.clientSecret,
+        orgs: flags.orgs,
+        seed: flags.seed,
+        mode: flags.mode,
+        faults: {
+          latencyMs: flags.latencyMs,
+          latencyJitterMs: flags.latencyJitterMs,
+          errorRate: flags.errorRate,
+          throttleRate: flags.throttleRate,
+          retryAfterSeconds: flags.retryAfterSeconds,
+          taskFailureRate: flags.taskFailureRate,
+          jobDeathRate: flags.jobDeathRate,
+          overLimit: flags.overLimit,
+        },
+      });
+      console.log(
+        `sandbox listening on ${sandbox.url} (${flags.orgs} organizations, seed ${flags.seed}, ${flags.mode})`,
+      );
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await sandbox.close();
+    });
+}

@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { createPipelineTopics } from '../../kafka/topics.ts';
+import { createKafka } from '../enrichment.ts';
+import { commandConfig } from '../options.ts';
+
+export function registerTopicsCreate(program: Command): void {
+  const topics =
+    program.commands.find((c) => c.name() === 'topics') ??
+    program.command('topics').description('Kafka topics');
+  topics
+    .command('create')
+    .description(
+      'create the input, output, storage (compacted), dead-letter and state (compacted) topics that are missing',
+    )
+    .action(async (_options, command: Command) => {
+      const config = commandConfig(command);
+      const admin = createKafka(config.kafka).admin();
+      await admin.connect();
+      try {
+        const created = await createPipelineTopics(admin, config.topics, config.topics);
+        console.log(created.length === 0 ? 'all topics exist' : `created: ${created.join(', ')}`);
+      } finally {
+        await admin.disconnect();
+      }
+    });
+}

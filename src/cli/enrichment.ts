@@ -1,0 +1,251 @@
+// Composition root: builds the pipeline from the validated configuration, with Kafka or
+// files at its ends. The commands (run, demo) only choose the ends and what to watch.
+import { readFileSync, existsSync } from 'node:fs';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
+import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
+import { BulkRunner } from '../bulk/bulk-runner.ts';
+import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
+import type { Config } from '../config/index.ts';
+import { NdjsonSink } from '../files/ndjson-sink.ts';
+import { NdjsonSource } from '../files/ndjson-source.ts';
+import { registerTopicEncoder } from '../kafka/avro-encoder.ts';
+import { KafkaSink } from '../kafka/kafka-sink.ts';
+import { KafkaSource } from '../kafka/kafka-source.ts';
+import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
+import { loadStorageIndex } from '../kafka/storage-loader.ts';
+import { toJsonRecord } from '../mapping/lookup-task.ts';
+import { loadMappingFile } from '../mapping/mapping-file.ts';
+import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
+import type { OutputSink, PipelineObserver, RecordSource } from '../pipeline/ports.ts';
+import type { StoredPartner } from '../pipeline/outputs.ts';
+import { QuotaGate } from '../quota/quota-gate.ts';
+import { RequestLimiter } from '../quota/request-limiter.ts';
+import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
+import { RefDataClient, retryChannel } from '../refdata/index.ts';
+import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
+
+export function createRefDataClient(refdata: Config['refdata']): RefDataClient {
+  return new RefDataClient({
+    roots: {
+      base: refdata.baseUrl,
+      usage: refdata.usageUrl,
+      ...(refdata.auth === 'oauth' ? { auth: refdata.authUrl } : {}),
+    },
+    credentials: {
+      ...(refdata.auth === 'apiKey' ? { apiKey: refdata.apiKey } : {}),
+      ...(refdata.auth === 'oauth' && refdata.clientId && refdata.clientSecret
+        ? { clientCredentials: { clientId: refdata.clientId, clientSecret: refdata.clientSecret } }
+        : {}),
+      credentialUsername: refdata.credentialUsername,
+    },
+    timeoutMs: refdata.timeoutMs,
+  });
+}
+
+/** PEM material may be given inline or as a path to a file. */
+const pem = (value: string | undefined): string | undefined =>
+  value === undefined
+    ? undefined
+    : !value.includes('-----BEGIN') && existsSync(value)
+      ? readFileSync(value, 'utf8')
+      : value;
+
+export function createKafka(kafka: Config['kafka']): Kafka {
+  const ssl: KafkaConfig['ssl'] =
+    typeof kafka.ssl === 'boolean'
+      ? kafka.ssl
+      : {
+          rejectUnauthorized: kafka.ssl.rejectUnauthorized,
+          ...(kafka.ssl.ca ? { ca: [pem(kafka.ssl.ca) as string] } : {}),
+          ...(kafka.ssl.cert ? { cert: pem(kafka.ssl.cert) as string } : {}),
+          ...(kafka.ssl.key ? { key: pem(kafka.ssl.key) as string } : {}),
+        };
+  return new Kafka({
+    clientId: kafka.clientId,
+    brokers: kafka.brokers,
+    ssl,
+    ...(kafka.sasl ? { sasl: kafka.sasl as SASLOptions } : {}),
+    connectionTimeout: kafka.connectionTimeoutMs,
+    logLevel: logLevel.ERROR,
+  });
+}
+
+export function createSchemaRegistry(registry: Config['schemaRegistry']): SchemaRegistry {
+  return new SchemaRegistry({
+    host: registry.url,
+    ...(registry.username && registry.password
+      ? { auth: { username: registry.username, password: registry.password } }
+      : {}),
+  });
+}
+
+export function pipelineOptions(config: Config): PipelineOptions {
+  return {
+    maxTasks: config.batching.maxTasks,
+    lingerMs: config.batching.lingerMs,
+    maxInFlightRecords: config.batching.maxInFlightRecords,
+    maxConcurrentBulks: config.batching.maxConcurrentBulks,
+    skipUnchanged: config.skipUnchanged,
+    retry: config.retry,
+    thresholds: {
+      fullMatch: config.lookup.fullMatchThreshold,
+      maybeMatch: config.lookup.maybeMatchThreshold,
+    },
+    storageId: config.storageId,
+    commitIntervalMs: 1000,
+  };
+}
+
+interface Ends {
+  source: RecordSource;
+  sink: OutputSink;
+  decoder: PartnerDecoder;
+  ledger: BulkLedger;
+  storage: Map<string, StoredPartner>;
+}
+
+export interface Enrichment {
+  pipeline: Pipeline;
+  source: RecordSource;
+  sink: OutputSink;
+  limiter: RequestLimiter;
+  /** Stops intake, lets in-flight work finish within the grace period, closes everything. */
+  stop(graceMs: number): Promise<{ abandoned: number }>;
+}
+
+function assemble(
+  config: Config,
+  ends: Ends,
+  observer: PipelineObserver,
+  pipelineRef: { current?: Pipeline },
+) {
+  const client = createRefDataClient(config.refdata);
+  const limiter = new RequestLimiter(config.rateLimit);
+  const onRetry = (message: unknown) => {
+    const { status, delayMs } = message as { status?: number; delayMs: number };
+    if (status === 429) limiter.throttled(delayMs);
+  };
+  retryChannel.subscribe(onRetry);
+  const bulkApi = refDataBulkApi(client);
+  const limitedBulkApi: typeof bulkApi = {
+    createBulk: (tasks, parameters) => limiter.run(() => bulkApi.createBulk(tasks, parameters)),
+    readBulk: (id, page) => limiter.run(() => bulkApi.readBulk(id, page)),
+  };
+  const quotaCheck = usageQuotaCheck(client, {
+    serviceTechnicalKey: config.quota.serviceTechnicalKey,
+    organizationId: config.refdata.organizationId,
+    ...(config.refdata.workspaceId ? { workspaceId: config.refdata.workspaceId } : {}),
+    preferredUsername: config.refdata.credentialUsername,
+  });
+  const quota = config.quota.enabled
+    ? new QuotaGate(
+        { consume: (amount) => limiter.run(() => quotaCheck.consume(amount)) },
+        { initialDelayMs: config.quota.initialBackoffMs, maxDelayMs: config.quota.maxBackoffMs },
+        {
+          onExhausted: () => pipelineRef.current?.pause('quota'),
+          onRestored: () => pipelineRef.current?.resume('quota'),
+          onConsumed: (amount) => observer.quotaUsed?.(amount),
+        },
+      )
+    : undefined;
+  const runner = new BulkRunner(limitedBulkApi, ends.ledger, {
+    polling: { ...config.polling, maxPolls: 10_000 },
+    lookup: {
+      matchingThreshold: config.lookup.matchingThreshold,
+      maxCandidates: config.lookup.maxCandidates,
+      featuresOn: config.lookup.featuresOn,
+      featuresOff: config.lookup.featuresOff,
+      ...(config.lookup.dataSources ? { dataSources: config.lookup.dataSources } : {}),
+      ...(config.lookup.configurationId ? { configurationId: config.lookup.configurationId } : {}),
+    },
+  });
+  const pipeline = new Pipeline(
+    {
+      ...ends,
+      toTask: toJsonRecord,
+      runner,
+      ...(quota ? { quota } : {}),
+      observer,
+    },
+    pipelineOptions(config),
+  );
+  pipelineRef.current = pipeline;
+  return { pipeline, limiter, unsubscribe: () => retryChannel.unsubscribe(onRetry) };
+}
+
+function enrichment(
+  config: Config,
+  ends: Ends,
+  observer: PipelineObserver,
+  closeExtra: () => Promise<void>,
+): Enrichment {
+  const { pipeline, limiter, unsubscribe } = assemble(config, ends, observer, {});
+  return {
+    pipeline,
+    source: ends.source,
+    sink: ends.sink,
+    limiter,
+    async stop(graceMs) {
+      const result = await pipeline.stop(graceMs);
+      await ends.sink.close();
+      unsubscribe();
+      await closeExtra();
+      return result;
+    },
+  };
+}
+
+/** Files at both ends: NDJSON PartnerRecords in, NDJSON outputs in a folder. */
+export async function createFileEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
+  const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
+  const decoder = mapping ? mapping.decoder : jsonPartnerDecoder();
+  const ledger = new BulkLedger(memoryLedgerStore());
+  const ends: Ends = {
+    source: new NdjsonSource(config.files.input),
+    sink: await NdjsonSink.create(config.files.outputDir),
+    decoder,
+    ledger,
+    storage: new Map(),
+  };
+  return enrichment(config, ends, observer, async () => {});
+}
+
+/** Kafka at both ends, Avro through the schema registry, state in the internal topic. */
+export async function createKafkaEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
+  const kafka = createKafka(config.kafka);
+  const registry = createSchemaRegistry(config.schemaRegistry);
+  const { topics } = config;
+  const [matches, events, storageEncoder] = await Promise.all([
+    registerTopicEncoder(registry, topics.matches, 'MatchResult'),
+    registerTopicEncoder(registry, topics.events, 'BusinessPartnerEvent'),
+    registerTopicEncoder(registry, topics.storage, 'StorageRecord'),
+  ]);
+  const sink = new KafkaSink(kafka, {
+    topics: {
+      matches: topics.matches,
+      events: topics.events,
+      storage: topics.storage,
+      deadLetters: topics.deadLetters,
+    },
+    encoders: { matches, events, storage: storageEncoder },
+  });
+  const ledgerStore = new KafkaLedgerStore(kafka, topics.state);
+  await Promise.all([sink.connect(), ledgerStore.connect()]);
+  const ledger = new BulkLedger(ledgerStore);
+  const [storage] = await Promise.all([loadStorageIndex(kafka, registry, topics.storage), ledger.load()]);
+  const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
+  const source = new KafkaSource(kafka, {
+    topic: topics.input,
+    groupId: config.kafka.groupId,
+    sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+  });
+  const ends: Ends = {
+    source,
+    sink,
+    decoder: mapping ? mapping.decoder : avroPartnerDecoder(registry),
+    ledger,
+    storage,
+  };
+  return enrichment(config, ends, observer, () => ledgerStore.close());
+}

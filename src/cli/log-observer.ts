@@ -1,0 +1,20 @@
+// What an operator wants in the log: state changes (pauses, resumes, retries, dead
+// letters), not one line per record; counts per record go to metrics.
+import type { Logger } from '../observability/index.ts';
+import type { PipelineObserver } from '../pipeline/ports.ts';
+
+export function logObserver(logger: Logger): PipelineObserver {
+  return {
+    intakePaused: (reason) =>
+      logger.warn(
+        { reason },
+        reason === 'quota' ? 'quota over limit: intake paused until it resets' : 'intake paused',
+      ),
+    intakeResumed: (reason) => logger.info({ reason }, 'intake resumed'),
+    deadLetter: (stage, code) => logger.warn({ stage, code }, 'record dead-lettered'),
+    retry: (code, attempt) => logger.info({ code, attempt }, 'lookup retried'),
+    bulkFinished: (bulkId, tasks, ms) => logger.debug({ bulkId, tasks, ms }, 'bulk finished'),
+    bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
+    committed: (positions) => logger.debug({ positions }, 'committed'),
+  };
+}
