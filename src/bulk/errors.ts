@@ -7,6 +7,8 @@ export const BULK_ERROR_CODES = [
   'BULK_POLL_TIMEOUT',
   /** A task was not in the bulk's results. */
   'BULK_TASK_MISSING',
+  /** The pipeline stopped while the bulk was polled; it stays in the ledger and is resumed on restart. */
+  'BULK_ABANDONED',
 ] as const;
 
 export type BulkErrorCode = (typeof BULK_ERROR_CODES)[number];

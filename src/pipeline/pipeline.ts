@@ -96,6 +96,7 @@ export class Pipeline {
   #commitTimer: NodeJS.Timeout | undefined;
   #pendingCommits = new Map<string, Committable>();
   #fatal: Error | undefined;
+  #stopped = false;
   #idleWaiters: (() => void)[] = [];
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
@@ -146,11 +147,16 @@ export class Pipeline {
   /** Stops intake, waits up to `graceMs` for in-flight work, commits what is done. */
   async stop(graceMs: number): Promise<{ abandoned: number }> {
     await this.#parts.source.stop();
-    this.#batcher.flush();
-    await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    if (graceMs > 0) {
+      this.#batcher.flush();
+      await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    }
+    // What is not finished now is abandoned: not committed, read again after a restart.
+    this.#stopped = true;
     this.#parts.quota?.close();
     this.#batcher.close();
     for (const timer of this.#retryTimers) clearTimeout(timer);
+    await this.#parts.runner.close();
     await this.#flushCommits();
     await this.#parts.source.close();
     return { abandoned: this.#inFlight };
@@ -313,6 +319,7 @@ export class Pipeline {
   }
 
   #retryOrFail(work: PartnerWork, error: PartnerEnrichError): void {
+    if (this.#stopped) return;
     if (!error.canRetry || work.attempts >= this.#options.retry.maxAttempts)
       return this.#failForGood(work, error);
     this.#observer.retry?.(error.code, work.attempts);
@@ -337,6 +344,7 @@ export class Pipeline {
 
   /** Writes outputs; only once they are durable does the work count as finished. */
   async #write(messages: OutputMessage[], then: () => void): Promise<void> {
+    if (this.#stopped) return;
     try {
       await this.#parts.sink.send(messages);
     } catch (error) {

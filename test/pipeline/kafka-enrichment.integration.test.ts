@@ -1,0 +1,301 @@
+// The product end to end on real infrastructure: Avro partner records on a Kafka topic,
+// the sandbox as the reference data service, every output read back from Kafka.
+import { SchemaType } from '@kafkajs/confluent-schema-registry';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKafkaEnrichment } from '../../src/cli/enrichment.ts';
+import { RunSummary } from '../../src/pipeline/run-summary.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { pipelineSchema } from '../../src/serde/schemas.ts';
+import {
+  committedAndEndOffsets,
+  createTopicsFor,
+  partnerEncoder,
+  produce,
+  readAll,
+  testConfig,
+  testTopics,
+  waitForFinished,
+} from '../support/enrichment.ts';
+import { kafkaClient } from '../support/kafka.ts';
+import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+
+const SEED = 7;
+const VALID = 10_000;
+
+const valid = (i: number): PartnerRecord => ({
+  partnerId: `BAD-${i}`,
+  sourceSystem: 'ERP',
+  names: ['Planted Partner'],
+  legalForm: 'GmbH',
+  addresses: [
+    { street: 'Weg', houseNumber: '1', postCode: '10115', town: 'Berlin', region: null, country: 'DE' },
+  ],
+  identifiers: [],
+  taxNumbers: [],
+  changedAt: 1,
+});
+
+/** A newer upstream schema version: one more field, with a default. */
+const NEWER_WRITER = JSON.parse(pipelineSchema('PartnerRecord').text) as { fields: unknown[] };
+NEWER_WRITER.fields.push({ name: 'website', type: ['null', 'string'], default: null });
+/** An older upstream schema version: without tax numbers (the reader's default fills them). */
+const OLDER_WRITER = JSON.parse(pipelineSchema('PartnerRecord').text) as { fields: { name: string }[] };
+OLDER_WRITER.fields = OLDER_WRITER.fields.filter((f) => f.name !== 'taxNumbers');
+/** An incompatible one: changedAt as a string. */
+const INCOMPATIBLE_WRITER = JSON.parse(pipelineSchema('PartnerRecord').text) as {
+  fields: { name: string; type: unknown }[];
+};
+INCOMPATIBLE_WRITER.fields = INCOMPATIBLE_WRITER.fields.map((f) =>
+  f.name === 'changedAt' ? { ...f, type: 'string' } : f,
+);
+
+describe('partner-enrich run on Kafka', () => {
+  const kafka = kafkaClient();
+  const registry = schemaRegistry();
+  const topics = testTopics('run');
+  const extraSubjects = [
+    `${topics.input}-newer-value`,
+    `${topics.input}-older-value`,
+    `${topics.input}-broken-value`,
+  ];
+  let sandbox: RunningSandbox;
+  let dropTopics: () => Promise<void>;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 5_000, seed: SEED });
+    dropTopics = await createTopicsFor(kafka, topics);
+  });
+  afterAll(async () => {
+    await dropTopics?.();
+    await sandbox?.close();
+    for (const subject of [
+      ...extraSubjects,
+      ...[topics.input, topics.matches, topics.events, topics.storage].map((t) => `${t}-value`),
+    ]) {
+      await deleteSubject(subject);
+    }
+  });
+
+  it('enriches 10,000 Avro records: one MatchResult each, lifecycle events, dead letters with reasons, offsets committed to the end', async () => {
+    const encode = await partnerEncoder(registry, topics.input);
+    const register = async (subject: string, schema: unknown) =>
+      (await registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(schema) }, { subject })).id;
+    const [newerId, olderId, brokenId] = [
+      await register(extraSubjects[0] as string, NEWER_WRITER),
+      await register(extraSubjects[1] as string, OLDER_WRITER),
+      await register(extraSubjects[2] as string, INCOMPATIBLE_WRITER),
+    ];
+    const partners = upstreamPartners(generateDataset({ organizations: 5_000, seed: SEED }), {
+      count: VALID,
+      seed: SEED,
+      invalid: 0,
+      resent: 0,
+      updated: 0,
+    }).map((record) => record.partner as PartnerRecord);
+    const messages = await Promise.all(
+      partners.map(async (partner, i) => {
+        // Every 50th record comes from an upstream on a newer, every 51st on an older schema version.
+        if (i % 50 === 0)
+          return {
+            key: partner.partnerId,
+            value: await registry.encode(newerId, { ...partner, website: 'https://example.org' }),
+          };
+        if (i % 51 === 0) {
+          const { taxNumbers: _dropped, ...older } = partner;
+          return { key: partner.partnerId, value: await registry.encode(olderId, older) };
+        }
+        return { key: partner.partnerId, value: await encode(partner) };
+      }),
+    );
+
+    const avroBody = (p: PartnerRecord) => pipelineSchema('PartnerRecord').type.toBuffer(p);
+    const wire = (schemaId: number, body: Buffer) => Buffer.concat([Buffer.from([0]), int32(schemaId), body]);
+    const good = await encode(valid(0));
+    const planted: { what: string; key: string; value: Buffer | null; code: string }[] = [
+      { what: 'random bytes', key: 'B1', value: Buffer.from('not avro at all'), code: 'DECODE_NOT_AVRO' },
+      { what: 'empty value', key: 'B2', value: Buffer.alloc(0), code: 'DECODE_NOT_AVRO' },
+      {
+        what: 'JSON instead of Avro',
+        key: 'B3',
+        value: Buffer.from(JSON.stringify(valid(3))),
+        code: 'DECODE_NOT_AVRO',
+      },
+      {
+        what: 'magic byte 1',
+        key: 'B4',
+        value: Buffer.concat([Buffer.from([1]), good.subarray(1)]),
+        code: 'DECODE_NOT_AVRO',
+      },
+      {
+        what: 'unknown schema id',
+        key: 'B5',
+        value: wire(987_654, avroBody(valid(5))),
+        code: 'DECODE_UNKNOWN_SCHEMA_ID',
+      },
+      {
+        what: 'truncated body',
+        key: 'B6',
+        value: good.subarray(0, good.length - 10),
+        code: 'DECODE_CORRUPT_AVRO',
+      },
+      {
+        what: 'trailing garbage',
+        key: 'B7',
+        value: Buffer.concat([good, Buffer.from([1, 2, 3])]),
+        code: 'DECODE_CORRUPT_AVRO',
+      },
+      {
+        what: 'incompatible writer schema',
+        key: 'B8',
+        value: wire(brokenId, Buffer.alloc(0)),
+        code: 'DECODE_INCOMPATIBLE_SCHEMA',
+      },
+      { what: 'header only', key: 'B9', value: good.subarray(0, 5), code: 'DECODE_CORRUPT_AVRO' },
+      {
+        what: 'no name, no identifier',
+        key: 'B10',
+        value: await encode({ ...valid(10), names: [] }),
+        code: 'MAPPING_NO_NAME_OR_IDENTIFIER',
+      },
+      {
+        what: 'blank names only',
+        key: 'B11',
+        value: await encode({ ...valid(11), names: ['  ', ''] }),
+        code: 'MAPPING_NO_NAME_OR_IDENTIFIER',
+      },
+      {
+        what: 'unknown country',
+        key: 'B12',
+        value: await encode(withCountry(valid(12), 'XX')),
+        code: 'MAPPING_INVALID_COUNTRY',
+      },
+      {
+        what: 'country name',
+        key: 'B13',
+        value: await encode(withCountry(valid(13), 'Germany')),
+        code: 'MAPPING_INVALID_COUNTRY',
+      },
+      {
+        what: 'identifier country',
+        key: 'B14',
+        value: await encode({ ...valid(14), identifiers: [{ type: 'LEI', value: 'X', country: 'QQ' }] }),
+        code: 'MAPPING_INVALID_COUNTRY',
+      },
+      {
+        what: 'oversize name',
+        key: 'B15',
+        value: await encode({ ...valid(15), names: ['n'.repeat(5_000)] }),
+        code: 'MAPPING_FIELD_TOO_LONG',
+      },
+      {
+        what: 'oversize street',
+        key: 'B16',
+        value: await encode(withStreet(valid(16), 's'.repeat(300))),
+        code: 'MAPPING_FIELD_TOO_LONG',
+      },
+      {
+        what: 'oversize identifier',
+        key: 'B17',
+        value: await encode({
+          ...valid(17),
+          identifiers: [{ type: 'LEI', value: '9'.repeat(400), country: null }],
+        }),
+        code: 'MAPPING_FIELD_TOO_LONG',
+      },
+      {
+        what: 'oversize legal form',
+        key: 'B18',
+        value: await encode({ ...valid(18), legalForm: 'L'.repeat(1_000) }),
+        code: 'MAPPING_FIELD_TOO_LONG',
+      },
+      {
+        what: 'too many names',
+        key: 'B19',
+        value: await encode({ ...valid(19), names: Array(50).fill('x') }),
+        code: 'MAPPING_TOO_MANY_ITEMS',
+      },
+      {
+        what: 'too many addresses',
+        key: 'B20',
+        value: await encode({ ...valid(20), addresses: Array(30).fill(valid(0).addresses[0]) }),
+        code: 'MAPPING_TOO_MANY_ITEMS',
+      },
+      {
+        what: 'empty partner id',
+        key: 'B21',
+        value: await encode({ ...valid(21), partnerId: '' }),
+        code: 'MAPPING_MISSING_PARTNER_ID',
+      },
+      {
+        what: 'oversize partner id',
+        key: 'B22',
+        value: await encode({ ...valid(22), partnerId: 'p'.repeat(500) }),
+        code: 'MAPPING_FIELD_TOO_LONG',
+      },
+      { what: 'tombstone without key', key: '', value: null, code: 'MAPPING_MISSING_PARTNER_ID' },
+    ];
+    await produce(kafka, topics.input, [
+      ...messages,
+      ...planted.map((p) => ({ key: p.key === '' ? null : p.key, value: p.value })),
+    ]);
+
+    const config = testConfig(sandbox.url, topics);
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(config, summary);
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, VALID + planted.length);
+    await enrichment.stop(10_000);
+
+    const matches = await readAll(kafka, topics.matches);
+    const results = await Promise.all(matches.map((m) => registry.decode(m.value as Buffer)));
+    const perPartner = new Map<string, number>();
+    for (const r of results) perPartner.set(r.partnerId, (perPartner.get(r.partnerId) ?? 0) + 1);
+    expect(results).toHaveLength(VALID);
+    expect([...perPartner.values()].every((n) => n === 1)).toBe(true);
+    expect(new Set(partners.map((p) => p.partnerId))).toEqual(new Set(perPartner.keys()));
+    const outcomes = Object.groupBy(results, (r: { outcome: string }) => r.outcome);
+    expect(outcomes.MATCH?.length ?? 0).toBeGreaterThan(VALID * 0.6);
+    expect(outcomes.FAILED).toBeUndefined();
+
+    const events = await Promise.all(
+      (await readAll(kafka, topics.events)).map((m) => registry.decode(m.value as Buffer)),
+    );
+    expect(events.filter((e) => e.type === 'BusinessPartnerCreated')).toHaveLength(VALID);
+    const matched = results.filter((r) => r.outcome === 'MATCH');
+    const createdSvcIds = new Map(events.map((e) => [e.partnerId, e.svcId]));
+    for (const r of matched.slice(0, 100)) expect(createdSvcIds.get(r.partnerId)).toBe(r.bestCandidate.svcId);
+
+    const deadLetters = await readAll(kafka, topics.deadLetters);
+    expect(deadLetters).toHaveLength(planted.length);
+    const byKey = new Map(deadLetters.map((m) => [m.key?.toString() ?? '', m]));
+    for (const p of planted) {
+      const letter = byKey.get(p.key);
+      expect(letter?.headers?.['pe.error.code']?.toString(), p.what).toBe(p.code);
+      expect(
+        letter?.value?.equals(p.value ?? Buffer.alloc(0)) ?? p.value === null,
+        `${p.what} keeps its bytes`,
+      ).toBe(true);
+      expect(letter?.headers?.['pe.origin.topic']?.toString()).toBe(topics.input);
+    }
+
+    const { committed, end } = await committedAndEndOffsets(kafka, config.kafka.groupId, topics.input);
+    expect(committed).toEqual(end);
+  });
+});
+
+function int32(value: number): Buffer {
+  const buffer = Buffer.alloc(4);
+  buffer.writeInt32BE(value);
+  return buffer;
+}
+
+function withCountry(partner: PartnerRecord, country: string): PartnerRecord {
+  return { ...partner, addresses: partner.addresses.map((a) => ({ ...a, country })) };
+}
+
+function withStreet(partner: PartnerRecord, street: string): PartnerRecord {
+  return { ...partner, addresses: partner.addresses.map((a) => ({ ...a, street })) };
+}

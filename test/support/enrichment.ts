@@ -1,0 +1,133 @@
+// Integration helpers for whole-pipeline tests: a sandbox, the configuration that points
+// the pipeline at it and at the test broker, topics with random names, and readers of
+// what the pipeline wrote.
+import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import { inject } from 'vitest';
+import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
+import { createPipelineTopics } from '../../src/kafka/topics.ts';
+import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { pipelineSchema } from '../../src/serde/schemas.ts';
+import { uniqueName } from './kafka.ts';
+
+export function testTopics(prefix: string): Config['topics'] {
+  const base = uniqueName(prefix);
+  return {
+    input: `${base}.in`,
+    matches: `${base}.matches`,
+    events: `${base}.events`,
+    storage: `${base}.storage`,
+    deadLetters: `${base}.dlq`,
+    state: `${base}.state`,
+    partitions: 3,
+    replicationFactor: 1,
+  };
+}
+
+/** The pipeline's configuration for a test: the test broker and registry, the given sandbox, quick batches. */
+export function testConfig(
+  sandboxUrl: string,
+  topics: Config['topics'],
+  overrides: ConfigInput = {},
+): Config {
+  return loadConfig({
+    env: {},
+    overrides: {
+      ...overrides,
+      kafka: { brokers: [inject('kafkaBrokers')], groupId: uniqueName('enrich'), ...overrides.kafka },
+      schemaRegistry: { url: inject('schemaRegistryUrl') },
+      topics,
+      refdata: { baseUrl: sandboxUrl, apiKey: 'sandbox-api-key', ...overrides.refdata },
+      batching: { maxTasks: 500, lingerMs: 50, ...overrides.batching },
+      polling: { initialDelayMs: 20, maxDelayMs: 500, ...overrides.polling },
+      retry: { maxAttempts: 5, initialDelayMs: 50, maxDelayMs: 1_000, ...overrides.retry },
+      quota: { initialBackoffMs: 100, maxBackoffMs: 1_000, ...overrides.quota },
+      observability: { logLevel: 'silent' },
+    },
+  });
+}
+
+export async function createTopicsFor(kafka: Kafka, topics: Config['topics']): Promise<() => Promise<void>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  await createPipelineTopics(admin, topics, topics);
+  return async () => {
+    const names = [
+      topics.input,
+      topics.matches,
+      topics.events,
+      topics.storage,
+      topics.deadLetters,
+      topics.state,
+    ];
+    await admin.deleteTopics({ topics: names }).catch(() => {});
+    await admin.disconnect();
+  };
+}
+
+/** Registers PartnerRecord under the input topic's subject and returns the Avro encoder of upstream producers. */
+export async function partnerEncoder(
+  registry: SchemaRegistry,
+  topic: string,
+): Promise<(partner: PartnerRecord) => Promise<Buffer>> {
+  const { id } = await registry.register(
+    { type: SchemaType.AVRO, schema: pipelineSchema('PartnerRecord').text },
+    { subject: `${topic}-value` },
+  );
+  return (partner) => registry.encode(id, partner);
+}
+
+export async function produce(
+  kafka: Kafka,
+  topic: string,
+  messages: { key: string | null; value: Buffer | null }[],
+): Promise<void> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  for (let i = 0; i < messages.length; i += 1000) {
+    await producer.send({ topic, acks: -1, messages: messages.slice(i, i + 1000) });
+  }
+  await producer.disconnect();
+}
+
+export async function readAll(kafka: Kafka, topic: string): Promise<KafkaMessage[]> {
+  const messages: KafkaMessage[] = [];
+  await readTopicToEnd(kafka, topic, (message) => void messages.push(message));
+  return messages;
+}
+
+/** Committed offsets of the group equal the input topic's end offsets: nothing left unprocessed. */
+export async function committedAndEndOffsets(
+  kafka: Kafka,
+  groupId: string,
+  topic: string,
+): Promise<{ committed: Record<number, string>; end: Record<number, string> }> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const [ends, committed] = await Promise.all([
+      admin.fetchTopicOffsets(topic),
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    return {
+      end: Object.fromEntries(ends.map((p) => [p.partition, p.high])),
+      committed: Object.fromEntries(committed[0]?.partitions.map((p) => [p.partition, p.offset]) ?? []),
+    };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** Resolves when `finished()` reaches `total`, polling; fails with what was reached on time-out. */
+export async function waitForFinished(
+  finished: () => number,
+  total: number,
+  timeoutMs = 180_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (finished() < total) {
+    if (Date.now() > deadline) throw new Error(`only ${finished()} of ${total} records finished in time`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
