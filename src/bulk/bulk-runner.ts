@@ -30,7 +30,6 @@ export class BulkRunner {
   readonly #options: BulkRunnerOptions;
   /** Results of bulks already read, for records of a resumed bulk that arrive later. */
   readonly #resumed = new Map<string, Promise<Map<string, BulkTaskResult>>>();
-  readonly #recording = new Set<Promise<string>>();
   #closed = false;
 
   constructor(api: BulkLookupApi, ledger: BulkLedger, options: BulkRunnerOptions) {
@@ -39,35 +38,26 @@ export class BulkRunner {
     this.#options = options;
   }
 
-  async submit(tasks: BulkTask[]): Promise<{ bulkId: string; results: Map<string, BulkTaskResult> }> {
-    if (this.#closed) throw new BulkError('BULK_ABANDONED', 'the pipeline is stopping; nothing is submitted');
-    // From the create request until the ledger has the bulk, a stop must wait: a bulk paid
-    // for but not recorded would be paid for again after a restart.
-    const recorded = (async () => {
-      const { id } = await this.#api.createBulk(
-        tasks.map((t) => ({ id: t.taskId, jsonRecord: t.jsonRecord })),
-        this.#options.lookup,
-      );
-      await this.#ledger.record({
-        bulkId: id,
-        createdAt: Date.now(),
-        tasks: tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions })),
-      });
-      return id;
-    })();
-    this.#recording.add(recorded);
-    try {
-      const id = await recorded;
-      return { bulkId: id, results: await this.collect(id) };
-    } finally {
-      this.#recording.delete(recorded);
-    }
+  /**
+   * Submits the bulk and records it in the ledger; resolves with its id once the ledger has
+   * it, so that it is never paid for twice. Read its results with collect().
+   */
+  async submit(tasks: BulkTask[]): Promise<string> {
+    const { id } = await this.#api.createBulk(
+      tasks.map((t) => ({ id: t.taskId, jsonRecord: t.jsonRecord })),
+      this.#options.lookup,
+    );
+    await this.#ledger.record({
+      bulkId: id,
+      createdAt: Date.now(),
+      tasks: tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions })),
+    });
+    return id;
   }
 
-  /** Stops polling; resolves once every submission in progress is recorded in the ledger. */
-  async close(): Promise<void> {
+  /** Stops polling: collect() ends with BULK_ABANDONED at its next poll. */
+  close(): void {
     this.#closed = true;
-    await Promise.allSettled([...this.#recording]);
   }
 
   /** Results of a bulk an earlier run submitted; read once, shared by every record in it. */
@@ -91,7 +81,8 @@ export class BulkRunner {
     const sleep = this.#options.sleep ?? defaultSleep;
     let page = await this.#api.readBulk(bulkId, { limit: polling.pageSize });
     for (let poll = 1; !FINAL_STATUSES.has(page.status); poll += 1) {
-      if (this.#closed) throw new BulkError('BULK_ABANDONED', `stopped while bulk ${bulkId} was ${page.status}`);
+      if (this.#closed)
+        throw new BulkError('BULK_ABANDONED', `stopped while bulk ${bulkId} was ${page.status}`);
       if (poll > polling.maxPolls) {
         throw new BulkError(
           'BULK_POLL_TIMEOUT',

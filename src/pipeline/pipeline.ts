@@ -97,6 +97,7 @@ export class Pipeline {
   #pendingCommits = new Map<string, Committable>();
   #fatal: Error | undefined;
   #stopped = false;
+  readonly #admissions = new Set<Promise<string>>();
   #idleWaiters: (() => void)[] = [];
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
@@ -156,7 +157,8 @@ export class Pipeline {
     this.#parts.quota?.close();
     this.#batcher.close();
     for (const timer of this.#retryTimers) clearTimeout(timer);
-    await this.#parts.runner.close();
+    await Promise.allSettled([...this.#admissions]);
+    this.#parts.runner.close();
     await this.#flushCommits();
     await this.#parts.source.close();
     return { abandoned: this.#inFlight };
@@ -248,18 +250,9 @@ export class Pipeline {
     this.#setTasksInFlight(live.length);
     let started: number | undefined;
     try {
-      await this.#parts.quota?.acquire(live.length);
-      for (const work of live) work.attempts += 1;
-      this.#observer.bulkSubmitted?.(live.length);
+      const bulkId = await this.#submitBulk(live);
       started = Date.now();
-      const { bulkId, results } = await this.#parts.runner.submit(
-        live.map((work) => ({
-          taskId: work.id,
-          jsonRecord: work.jsonRecord as JsonRecord,
-          hash: work.hash as string,
-          positions: work.records.map((r) => r.input.position),
-        })),
-      );
+      const results = await this.#parts.runner.collect(bulkId);
       this.#observer.bulkFinished?.(bulkId, live.length, Date.now() - started);
       for (const work of live) this.#settle(work, bulkId, results.get(work.id));
     } catch (error) {
@@ -269,6 +262,30 @@ export class Pipeline {
     } finally {
       this.#setTasksInFlight(-live.length);
     }
+  }
+
+  /**
+   * Quota, then submission and ledger record, as one step that a stop waits for: quota
+   * spent on a bulk that was never submitted, or a bulk submitted but not recorded, would
+   * be paid for again after a restart.
+   */
+  #submitBulk(works: PartnerWork[]): Promise<string> {
+    const admission = (async () => {
+      await this.#parts.quota?.acquire(works.length);
+      for (const work of works) work.attempts += 1;
+      this.#observer.bulkSubmitted?.(works.length);
+      return this.#parts.runner.submit(
+        works.map((work) => ({
+          taskId: work.id,
+          jsonRecord: work.jsonRecord as JsonRecord,
+          hash: work.hash as string,
+          positions: work.records.map((r) => r.input.position),
+        })),
+      );
+    })();
+    this.#admissions.add(admission);
+    void admission.catch(() => {}).finally(() => this.#admissions.delete(admission));
+    return admission;
   }
 
   async #resume(work: PartnerWork, bulkId: string, taskId: string): Promise<void> {
@@ -284,6 +301,7 @@ export class Pipeline {
   }
 
   #settle(work: PartnerWork, bulkId: string, result: BulkTaskResult | undefined): void {
+    if (this.#stopped) return;
     if (!result) {
       return this.#retryOrFail(
         work,

@@ -1,0 +1,228 @@
+// The pipeline under a tight quota, under injected faults, and across a restart: nothing
+// is lost, nothing is dead-lettered for lack of quota, no bulk is paid for twice.
+import { Writable } from 'node:stream';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createKafkaEnrichment, type Enrichment } from '../../src/cli/enrichment.ts';
+import { logObserver } from '../../src/cli/log-observer.ts';
+import type { Config } from '../../src/config/index.ts';
+import { createLogger, createMetrics, subscribeMetrics } from '../../src/observability/index.ts';
+import { eventObserver } from '../../src/pipeline/event-observer.ts';
+import { combineObservers, type PipelineObserver } from '../../src/pipeline/ports.ts';
+import { RunSummary } from '../../src/pipeline/run-summary.ts';
+import { RefDataClient } from '../../src/refdata/index.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import {
+  SANDBOX_DEFAULTS,
+  startSandbox,
+  type RunningSandbox,
+  type SandboxOptions,
+} from '../../src/sandbox/index.ts';
+import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import {
+  committedAndEndOffsets,
+  createTopicsFor,
+  partnerEncoder,
+  produce,
+  readAll,
+  testConfig,
+  testTopics,
+  waitForFinished,
+} from '../support/enrichment.ts';
+import { eventually, kafkaClient } from '../support/kafka.ts';
+import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+
+const SEED = 11;
+const ORGS = 3_000;
+const dataset = generateDataset({ organizations: ORGS, seed: SEED });
+
+interface Scenario {
+  kafka: Kafka;
+  registry: SchemaRegistry;
+  sandbox: RunningSandbox;
+  topics: Config['topics'];
+  partners: PartnerRecord[];
+  cleanup(): Promise<void>;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+/** A sandbox, fresh topics and `count` distinct partners on the input topic. */
+async function scenario(name: string, count: number, sandboxOptions: SandboxOptions = {}): Promise<Scenario> {
+  const kafka = kafkaClient();
+  const registry = schemaRegistry();
+  const sandbox = await startSandbox({ port: 0, orgs: ORGS, seed: SEED, ...sandboxOptions });
+  const topics = testTopics(name);
+  const dropTopics = await createTopicsFor(kafka, topics);
+  const encode = await partnerEncoder(registry, topics.input);
+  const partners = upstreamPartners(dataset, { count, seed: SEED, invalid: 0, resent: 0, updated: 0 }).map(
+    (r) => r.partner as PartnerRecord,
+  );
+  await produce(
+    kafka,
+    topics.input,
+    await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+  );
+  const cleanup = async () => {
+    await dropTopics();
+    await sandbox.close();
+    for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+      await deleteSubject(`${t}-value`);
+  };
+  cleanups.push(cleanup);
+  return { kafka, registry, sandbox, topics, partners, cleanup };
+}
+
+async function outcomes(s: Scenario): Promise<{ partnerId: string; outcome: string }[]> {
+  return Promise.all(
+    (await readAll(s.kafka, s.topics.matches)).map((m) => s.registry.decode(m.value as Buffer)),
+  );
+}
+
+async function runToEnd(
+  config: Config,
+  summary: RunSummary,
+  total: number,
+  observer: PipelineObserver = summary,
+): Promise<Enrichment> {
+  const enrichment = await createKafkaEnrichment(config, observer);
+  await enrichment.pipeline.start();
+  await waitForFinished(() => summary.finished, total);
+  await enrichment.stop(10_000);
+  return enrichment;
+}
+
+describe('partner-enrich run under pressure', () => {
+  it('pauses intake on OVER_LIMIT and completes every record within a few-hundred-task quota window', async () => {
+    const s = await scenario('quota', 1_500);
+    const identity = new RefDataClient({
+      roots: { identity: s.sandbox.url, auth: s.sandbox.url },
+      credentials: {
+        clientCredentials: {
+          clientId: SANDBOX_DEFAULTS.clientId,
+          clientSecret: SANDBOX_DEFAULTS.clientSecret,
+        },
+        credentialUsername: 'operator',
+      },
+    });
+    await identity.upsertRateLimitQuotas({
+      body: {
+        quotas: [
+          {
+            service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
+            organization: { id: SANDBOX_DEFAULTS.organizationId },
+            maxAmount: 300,
+            reset: 'PT2S',
+          },
+        ],
+      },
+    });
+    const config = testConfig(s.sandbox.url, s.topics, { batching: { maxTasks: 100 } });
+    const summary = new RunSummary();
+    const metrics = createMetrics();
+    const unsubscribe = subscribeMetrics(metrics);
+    const logLines: string[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) }),
+    });
+    await runToEnd(
+      config,
+      summary,
+      s.partners.length,
+      combineObservers(summary, eventObserver('kafka'), logObserver(logger)),
+    );
+    unsubscribe();
+
+    const results = await outcomes(s);
+    expect(results).toHaveLength(s.partners.length);
+    expect(results.filter((r) => r.outcome === 'FAILED')).toEqual([]);
+    expect(await readAll(s.kafka, s.topics.deadLetters)).toHaveLength(0);
+    const stats = s.sandbox.state.stats.snapshot();
+    expect(stats.quotaOverLimit).toBeGreaterThan(0);
+    expect(stats.quotaConsumed).toBe(s.partners.length);
+    expect(summary.pauses.get('quota')).toBeGreaterThan(0);
+    const exposition = await metrics.registry.metrics();
+    expect(exposition).toMatch(/partner_enrich_quota_over_limit_total [1-9]/);
+    expect(exposition).toMatch(/partner_enrich_intake_pauses_total\{reason="quota"\} [1-9]/);
+    expect(logLines.some((line) => line.includes('quota over limit: intake paused'))).toBe(true);
+  });
+
+  it('with 5% 5xx, 5% 429 and 2% FAILED tasks injected, every record ends as a result or a dead letter', async () => {
+    const s = await scenario('faults', 2_000, {
+      faults: { errorRate: 0.05, throttleRate: 0.05, retryAfterSeconds: 1, taskFailureRate: 0.02 },
+    });
+    const config = testConfig(s.sandbox.url, s.topics, {
+      batching: { maxTasks: 200 },
+      retry: { maxAttempts: 3, initialDelayMs: 50, maxDelayMs: 500 },
+    });
+    const summary = new RunSummary();
+    await runToEnd(config, summary, s.partners.length);
+
+    const results = await outcomes(s);
+    const failed = results.filter((r) => r.outcome === 'FAILED');
+    const deadLetters = await readAll(s.kafka, s.topics.deadLetters);
+    expect(new Set(results.map((r) => r.partnerId))).toEqual(new Set(s.partners.map((p) => p.partnerId)));
+    expect(deadLetters).toHaveLength(failed.length);
+    expect(deadLetters.every((m) => m.headers?.['pe.stage']?.toString() === 'lookup')).toBe(true);
+    const stats = s.sandbox.state.stats.snapshot();
+    expect(stats.injectedServerErrors + stats.injectedThrottles).toBeGreaterThan(0);
+    expect(stats.failedBulkTasks).toBeGreaterThan(0);
+    expect(summary.retries).toBeGreaterThan(0);
+    const { committed, end } = await committedAndEndOffsets(s.kafka, config.kafka.groupId, s.topics.input);
+    expect(committed).toEqual(end);
+  });
+
+  it('stopped mid-run and started again, loses no record and submits no bulk twice', async () => {
+    const s = await scenario('restart', 3_000, { faults: { latencyMs: 300 } });
+    const config = testConfig(s.sandbox.url, s.topics, {
+      batching: { maxTasks: 250, maxConcurrentBulks: 4 },
+    });
+
+    const first = new RunSummary();
+    const interrupted = await createKafkaEnrichment(config, first);
+    await interrupted.pipeline.start();
+    await eventually(
+      () => s.sandbox.state.stats.snapshot().bulkSubmissions >= 4,
+      60_000,
+      'four bulks submitted',
+    );
+    await interrupted.stop(0);
+    const tasksBeforeRestart = s.sandbox.state.stats.snapshot().bulkTasks;
+    // Bulks were in flight when it stopped: submitted tasks whose records were not committed.
+    const { committed: committedBefore } = await committedAndEndOffsets(
+      s.kafka,
+      config.kafka.groupId,
+      s.topics.input,
+    );
+    const recordsCommitted = Object.values(committedBefore).reduce(
+      (sum, offset) => sum + Math.max(0, Number(offset)),
+      0,
+    );
+    expect(recordsCommitted).toBeLessThan(tasksBeforeRestart);
+
+    const second = new RunSummary();
+    const resumed = await createKafkaEnrichment(config, second);
+    await resumed.pipeline.start();
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const { committed, end } = await committedAndEndOffsets(s.kafka, config.kafka.groupId, s.topics.input);
+      if (JSON.stringify(committed) === JSON.stringify(end)) break;
+      if (Date.now() > deadline) throw new Error('the restarted run did not reach the end of the input');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    await resumed.stop(10_000);
+
+    const stats = s.sandbox.state.stats.snapshot();
+    expect(stats.bulkTasks).toBe(s.partners.length);
+    expect(stats.quotaConsumed).toBe(s.partners.length);
+    expect(second.tasksSubmitted).toBe(s.partners.length - tasksBeforeRestart);
+    const results = await outcomes(s);
+    expect(new Set(results.map((r) => r.partnerId))).toEqual(new Set(s.partners.map((p) => p.partnerId)));
+  });
+});
