@@ -1,0 +1,96 @@
+// Fault injection: the settings (from the start options, changeable at run time through
+// PUT /admin/faults) and the decisions drawn from them. Decisions come from a seeded random
+// source so a test that sets a 30 % error rate sees the same requests fail on every run.
+
+import { z } from 'zod';
+import { Random } from '../dataset/random.ts';
+
+const share = z.number().min(0).max(1);
+const milliseconds = z.number().int().min(0);
+
+export const faultSettingsSchema = z.strictObject({
+  /** Added to every API request before it is handled. */
+  latencyMs: milliseconds.default(0),
+  /** Up to this much more, drawn per request. */
+  latencyJitterMs: milliseconds.default(0),
+  /** Share of API requests answered 503 without being processed. */
+  errorRate: share.default(0),
+  /** Share of API requests answered 429 with Retry-After without being processed. */
+  throttleRate: share.default(0),
+  /** Retry-After of the injected 429s, in seconds. */
+  retryAfterSeconds: z.number().int().min(0).default(1),
+  /** Share of bulk lookup tasks that end with status FAILED. */
+  taskFailureRate: share.default(0),
+  /** Share of EXTD lookup and event store initializer jobs that die half-way. */
+  jobDeathRate: share.default(0),
+  /** Every quota consume answers OVER_LIMIT (and consumes nothing). */
+  overLimit: z.boolean().default(false),
+});
+
+export type FaultSettings = z.output<typeof faultSettingsSchema>;
+export type FaultSettingsInput = z.input<typeof faultSettingsSchema>;
+
+/** PUT /admin/faults changes only the members it names. */
+export const faultSettingsPatchSchema = faultSettingsSchema.partial();
+
+export type RequestFault =
+  { kind: 'server-error' } | { kind: 'throttled'; retryAfterSeconds: number } | undefined;
+
+export class Faults {
+  readonly #initial: FaultSettings;
+  readonly #seed: number;
+  #settings: FaultSettings;
+  #random: Random;
+
+  constructor(initial: FaultSettings, seed: number) {
+    this.#initial = Object.freeze({ ...initial });
+    this.#seed = seed;
+    this.#settings = this.#initial;
+    this.#random = new Random(seed);
+  }
+
+  get settings(): FaultSettings {
+    return this.#settings;
+  }
+
+  update(patch: Partial<FaultSettings>): FaultSettings {
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+    this.#settings = Object.freeze({ ...this.#settings, ...defined });
+    return this.#settings;
+  }
+
+  /** Back to the start options and the start of the random sequence. */
+  reset(): void {
+    this.#settings = this.#initial;
+    this.#random = new Random(this.#seed);
+  }
+
+  /** Draws a number only for a fault that is switched on, so switching one on leaves the others' sequence alone. */
+  #roll(share: number): boolean {
+    return share > 0 && this.#random.next() < share;
+  }
+
+  latencyMs(): number {
+    const { latencyMs, latencyJitterMs } = this.#settings;
+    return latencyMs + (latencyJitterMs > 0 ? this.#random.int(latencyJitterMs + 1) : 0);
+  }
+
+  requestFault(): RequestFault {
+    const { errorRate, throttleRate, retryAfterSeconds } = this.#settings;
+    if (this.#roll(throttleRate)) return { kind: 'throttled', retryAfterSeconds };
+    if (this.#roll(errorRate)) return { kind: 'server-error' };
+    return undefined;
+  }
+
+  taskFails(): boolean {
+    return this.#roll(this.#settings.taskFailureRate);
+  }
+
+  jobDies(): boolean {
+    return this.#roll(this.#settings.jobDeathRate);
+  }
+
+  get overLimit(): boolean {
+    return this.#settings.overLimit;
+  }
+}
