@@ -1,0 +1,174 @@
+// The `partner-enrich` command as an operator runs it: a separate process configured by
+// environment variables, against the test broker and registry and a sandbox.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import type { Config } from '../../src/config/index.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import {
+  committedAndEndOffsets,
+  partnerEncoder,
+  produce,
+  readAll,
+  testTopics,
+} from '../support/enrichment.ts';
+import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
+import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+
+const CLI = ['src/cli/main.ts'];
+const NODE = 'node_modules/.bin/node';
+
+function cliEnv(sandboxUrl: string, topics: Config['topics'], groupId: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    PARTNER_ENRICH_KAFKA__BROKERS: inject('kafkaBrokers'),
+    PARTNER_ENRICH_KAFKA__GROUP_ID: groupId,
+    PARTNER_ENRICH_SCHEMA_REGISTRY__URL: inject('schemaRegistryUrl'),
+    PARTNER_ENRICH_TOPICS__INPUT: topics.input,
+    PARTNER_ENRICH_TOPICS__MATCHES: topics.matches,
+    PARTNER_ENRICH_TOPICS__EVENTS: topics.events,
+    PARTNER_ENRICH_TOPICS__STORAGE: topics.storage,
+    PARTNER_ENRICH_TOPICS__DEAD_LETTERS: topics.deadLetters,
+    PARTNER_ENRICH_TOPICS__STATE: topics.state,
+    PARTNER_ENRICH_TOPICS__PARTITIONS: '2',
+    PARTNER_ENRICH_REFDATA__BASE_URL: sandboxUrl,
+    PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
+    PARTNER_ENRICH_BATCHING__LINGER_MS: '50',
+    PARTNER_ENRICH_POLLING__INITIAL_DELAY_MS: '20',
+    PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: '0',
+    PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
+  };
+}
+
+async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(NODE, [...CLI, ...args], { env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe('partner-enrich CLI against Kafka', () => {
+  const kafka = kafkaClient();
+  const topics = testTopics('cli');
+  const groupId = uniqueName('cli-group');
+  let sandbox: RunningSandbox;
+  let env: NodeJS.ProcessEnv;
+  let partners: PartnerRecord[];
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 2_000, seed: 3 });
+    env = cliEnv(sandbox.url, topics, groupId);
+    partners = upstreamPartners(generateDataset({ organizations: 2_000, seed: 3 }), {
+      count: 300,
+      seed: 3,
+      invalid: 0,
+      resent: 0,
+      updated: 0,
+    }).map((r) => r.partner as PartnerRecord);
+  });
+  afterAll(async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    const names = [
+      topics.input,
+      topics.matches,
+      topics.events,
+      topics.storage,
+      topics.deadLetters,
+      topics.state,
+    ];
+    await admin.deleteTopics({ topics: names }).catch(() => {});
+    await admin.disconnect();
+    for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+      await deleteSubject(`${t}-value`);
+    await sandbox?.close();
+  });
+
+  it('`topics create` creates the six topics, and a second call finds them all', async () => {
+    const first = await runCli(['topics', 'create'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain(topics.storage);
+    const second = await runCli(['topics', 'create'], env);
+    expect(second.stdout).toContain('all topics exist');
+  });
+
+  it('`run` serves health and metrics, enriches what arrives, and exits cleanly on SIGTERM with offsets committed', async () => {
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    const invalid = {
+      ...(partners[0] as PartnerRecord),
+      partnerId: 'BAD-COUNTRY',
+      addresses: [
+        { street: null, houseNumber: null, postCode: null, town: null, region: null, country: 'XX' },
+      ],
+    };
+    await produce(kafka, topics.input, [
+      ...(await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) })))),
+      { key: invalid.partnerId, value: await encode(invalid) },
+    ]);
+
+    const child: ChildProcess = spawn(NODE, [...CLI, 'run'], { env });
+    let logs = '';
+    child.stdout?.on('data', (chunk) => (logs += chunk));
+    child.stderr?.on('data', (chunk) => (logs += chunk));
+    try {
+      await eventually(
+        () => /"metrics":"(http:[^"]+)\/metrics"/.test(logs),
+        60_000,
+        'the operations endpoint',
+      );
+      const base = (/"metrics":"(http:[^"]+)\/metrics"/.exec(logs) as RegExpExecArray)[1] as string;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      const deadline = Date.now() + 90_000;
+      while ((await readAll(kafka, topics.matches)).length < partners.length) {
+        if (Date.now() > deadline) throw new Error(`not every record was matched:\n${logs}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      const metrics = await (await fetch(`${base}/metrics`)).text();
+      expect(metrics).toMatch(/partner_enrich_records_out_total\{outcome="MATCH"\} [1-9]/);
+      expect(metrics).toMatch(
+        /partner_enrich_dead_letters_total\{reason="mapping\/MAPPING_INVALID_COUNTRY"\} 1/,
+      );
+      expect(metrics).not.toContain('sandbox-api-key');
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code, logs).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    expect(logs).not.toContain('sandbox-api-key');
+    const { committed, end } = await committedAndEndOffsets(kafka, groupId, topics.input);
+    expect(committed).toEqual(end);
+  });
+
+  it('`dlq replay` counts with --dry-run, then re-publishes the chosen dead letters to the input topic', async () => {
+    const dry = await runCli(['dlq', 'replay', '--code', 'MAPPING_INVALID_COUNTRY', '--dry-run'], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toContain('1 of 1 dead letters match');
+    expect(dry.stdout).toContain('mapping/MAPPING_INVALID_COUNTRY: 1');
+    const before = (await readAll(kafka, topics.input)).length;
+
+    const none = await runCli(['dlq', 'replay', '--code', 'TASK_FAILED'], env);
+    expect(none.stdout).toContain('0 of 1 dead letters match');
+
+    const replay = await runCli(['dlq', 'replay', '--partner', 'BAD-COUNTRY'], env);
+    expect(replay.code, replay.stderr).toBe(0);
+    const input = await readAll(kafka, topics.input);
+    expect(input).toHaveLength(before + 1);
+    const replayed = input.at(-1);
+    expect(replayed?.key?.toString()).toBe('BAD-COUNTRY');
+    expect(replayed?.headers?.['pe.replayed-from']?.toString()).toMatch(
+      new RegExp(`^${topics.deadLetters}:`),
+    );
+  });
+});

@@ -1,0 +1,78 @@
+// The command line without Kafka: help texts, configuration check, and the embedded
+// default (`demo`, what `npm start` runs) on a small input.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const child = spawn('node_modules/.bin/node', ['src/cli/main.ts', ...args], {
+    env: { PATH: process.env.PATH, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe('partner-enrich', () => {
+  it.each(['run', 'demo', 'dlq replay', 'topics create', 'config check', 'sandbox'])(
+    '%s --help describes the command',
+    async (command) => {
+      const { code, stdout } = await cli([...command.split(' '), '--help']);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(new RegExp(`^Usage: partner-enrich ${command}`));
+      expect(stdout.length).toBeGreaterThan(100);
+    },
+  );
+
+  it('config check prints the validated configuration with secrets redacted', async () => {
+    const { code, stdout } = await cli(['config', 'check'], {
+      PARTNER_ENRICH_REFDATA__API_KEY: 'very-secret-key-123',
+      PARTNER_ENRICH_KAFKA__BROKERS: 'broker-a:9092,broker-b:9092',
+    });
+    expect(code).toBe(0);
+    expect(stdout).toContain('broker-b:9092');
+    expect(stdout).toContain('[redacted]');
+    expect(stdout).not.toContain('very-secret-key-123');
+  });
+
+  it('config check rejects an invalid value with its path and a stable code, without echoing it', async () => {
+    const { code, stderr } = await cli(['config', 'check'], {
+      PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+      PARTNER_ENRICH_BATCHING__MAX_TASKS: '0',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('CONFIG_INVALID');
+    expect(stderr).toContain('batching.maxTasks');
+  });
+
+  it('demo enriches an NDJSON file through the sandbox and prints the summary table', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 400);
+    await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
+    const { code, stdout, stderr } = await cli([
+      'demo',
+      '--no-progress',
+      '--input',
+      join(dir, 'in.ndjson'),
+      '--output-dir',
+      join(dir, 'out'),
+    ]);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/│ records read\s+│\s+400 │/);
+    const matches = (await readFile(join(dir, 'out', 'matches.ndjson'), 'utf8')).trim().split('\n');
+    const deadLetters = (await readFile(join(dir, 'out', 'dead-letters.ndjson'), 'utf8'))
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+    expect(matches.length + deadLetters.length).toBe(400);
+    expect(matches.filter((m) => JSON.parse(m).outcome === 'MATCH').length).toBeGreaterThan(200);
+    for (const letter of deadLetters)
+      expect(JSON.parse(letter).headers['pe.error.code']).toMatch(/^(DECODE|MAPPING)_/);
+  });
+});
