@@ -19,7 +19,8 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { code, stdout, stderr };
 }
 
-describe('partner-enrich', () => {
+// Each test starts a Node process that loads the whole CLI; on a busy 2-core machine that takes seconds.
+describe('partner-enrich', { timeout: 60_000 }, () => {
   it.each(['run', 'demo', 'dlq replay', 'topics create', 'config check', 'sandbox'])(
     '%s --help describes the command',
     async (command) => {
