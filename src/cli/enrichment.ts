@@ -243,7 +243,11 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
   const ends: Ends = {
     source,
     sink,
-    decoder: mapping ? mapping.decoder : avroPartnerDecoder(registry),
+    decoder: mapping
+      ? mapping.decoder
+      : config.inputFormat === 'json'
+        ? jsonPartnerDecoder()
+        : avroPartnerDecoder(registry),
     ledger,
     storage,
   };

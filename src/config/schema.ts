@@ -15,6 +15,10 @@ import { nonEmptyString } from './fields.ts';
 
 export const configSchema = z.strictObject({
   source: z.enum(['kafka', 'file']).default('kafka').describe('Where partner records come from.'),
+  inputFormat: z
+    .enum(['avro', 'json'])
+    .default('avro')
+    .describe('Encoding of Kafka input: Avro through the schema registry, or PartnerRecord JSON.'),
   kafka: kafkaSection.prefault({}),
   schemaRegistry: schemaRegistrySection.prefault({}),
   topics: topicsSection.prefault({}),

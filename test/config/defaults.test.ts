@@ -6,6 +6,7 @@ describe('defaults', () => {
   it('gives every option its documented default when only the API key is set', () => {
     expect(loadConfig({ env: API_KEY_ENV })).toEqual({
       source: 'kafka',
+      inputFormat: 'avro',
       kafka: {
         brokers: ['127.0.0.1:9092'],
         clientId: 'partner-enrich',
