@@ -14,6 +14,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/**/*.test.ts'],
           exclude: ['test/**/*.integration.test.ts'],
+          // Unit tests first, then the integration group with its own worker count.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -27,6 +29,7 @@ export default defineConfig({
           // Two cores: integration files share one broker; running them two at a time
           // keeps the JVMs responsive.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

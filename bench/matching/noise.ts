@@ -1,6 +1,8 @@
 import type { Organization } from '../../src/sandbox/dataset/organizations.ts';
 import type { Random } from '../../src/sandbox/dataset/random.ts';
 import type { BusinessPartnerParamInput } from '../../src/sandbox/matching/query-shapes.ts';
+import type { QueryFields } from './query-params.ts';
+import { jsonRecordParam, normalizedParam } from './query-params.ts';
 
 // Noisy lookups of known organizations, the way upstream ERP and CRM data differs from the
 // registers: typos, abbreviations, other spellings of the legal form, missing or swapped
@@ -67,8 +69,31 @@ const STREET_ABBREVIATIONS: readonly [RegExp, string][] = [
 ];
 
 const TRANSLITERATIONS: Readonly<Record<string, string>> = {
-  ä: 'ae', ö: 'oe', ü: 'ue', ß: 'ss', Ä: 'Ae', Ö: 'Oe', Ü: 'Ue', é: 'e', è: 'e', ê: 'e', à: 'a', á: 'a',
-  í: 'i', ó: 'o', ú: 'u', ñ: 'n', ç: 'c', ł: 'l', ś: 's', ż: 'z', ź: 'z', ą: 'a', ę: 'e', ń: 'n', ć: 'c',
+  ä: 'ae',
+  ö: 'oe',
+  ü: 'ue',
+  ß: 'ss',
+  Ä: 'Ae',
+  Ö: 'Oe',
+  Ü: 'Ue',
+  é: 'e',
+  è: 'e',
+  ê: 'e',
+  à: 'a',
+  á: 'a',
+  í: 'i',
+  ó: 'o',
+  ú: 'u',
+  ñ: 'n',
+  ç: 'c',
+  ł: 'l',
+  ś: 's',
+  ż: 'z',
+  ź: 'z',
+  ą: 'a',
+  ę: 'e',
+  ń: 'n',
+  ć: 'c',
 };
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
@@ -97,20 +122,8 @@ function typoInText(text: string, random: Random): string {
   return words.join(' ');
 }
 
-interface Fields {
-  name: string;
-  legalForm?: string;
-  street?: string;
-  houseNumber?: string;
-  postCode?: string;
-  town?: string;
-  region?: string;
-  country?: string;
-  identifier?: { type: string; value: string };
-}
-
 /** Applies the noise kinds picked at random; returns the kinds applied. */
-function addNoise(org: Organization, fields: Fields, random: Random): NoiseKind[] {
+function addNoise(org: Organization, fields: QueryFields, random: Random): NoiseKind[] {
   const applied: NoiseKind[] = [];
   const apply = (kind: NoiseKind, chance: number, change: () => boolean): void => {
     if (random.chance(chance) && change()) applied.push(kind);
@@ -147,12 +160,14 @@ function addNoise(org: Organization, fields: Fields, random: Random): NoiseKind[
   apply('missingFields', 0.35, () => {
     const parts = ['street', 'houseNumber', 'postCode', 'town', 'region'] as const;
     const dropped = random.chance(0.1) ? parts.length : random.between(1, 2);
-    for (let i = 0; i < dropped; i++) delete fields[random.pick(parts)];
+    for (let i = 0; i < dropped; i++) fields[random.pick(parts)] = undefined;
     return true;
   });
   apply('streetLine', 0.15, () => {
     if (fields.street === undefined || fields.houseNumber === undefined) return false;
-    fields.street = org.numberBeforeStreet ? `${fields.houseNumber} ${fields.street}` : `${fields.street} ${fields.houseNumber}`;
+    fields.street = org.numberBeforeStreet
+      ? `${fields.houseNumber} ${fields.street}`
+      : `${fields.street} ${fields.houseNumber}`;
     delete fields.houseNumber;
     return true;
   });
@@ -163,7 +178,12 @@ function addNoise(org: Organization, fields: Fields, random: Random): NoiseKind[
   });
   apply('identifier', 0.4, () => {
     const identifier = random.pick(org.identifiers);
-    const value = random.chance(0.3) ? identifier.value.toLowerCase().replace(/(.{3})/g, '$1 ').trim() : identifier.value;
+    const value = random.chance(0.3)
+      ? identifier.value
+          .toLowerCase()
+          .replace(/(.{3})/g, '$1 ')
+          .trim()
+      : identifier.value;
     fields.identifier = { type: identifier.type, value };
     return true;
   });
@@ -173,7 +193,7 @@ function addNoise(org: Organization, fields: Fields, random: Random): NoiseKind[
 /** A lookup for `org` with noise; `truth` is its index, or undefined for an organization outside the dataset. */
 export function noisyQuery(org: Organization, truth: number | undefined, random: Random): NoisyQuery {
   const address = org.address;
-  const fields: Fields = {
+  const fields: QueryFields = {
     name: `${org.name} ${org.legalForm.short}`,
     street: address.street,
     houseNumber: address.houseNumber,
@@ -184,54 +204,10 @@ export function noisyQuery(org: Organization, truth: number | undefined, random:
   };
   const noise = addNoise(org, fields, random);
   const shape = random.chance(0.5) ? 'normalized' : 'jsonRecord';
-  return { truth, noise, shape, param: shape === 'normalized' ? normalizedParam(fields) : jsonRecordParam(fields) };
-}
-
-function normalizedParam(fields: Fields): BusinessPartnerParamInput {
-  const value = (text: string | undefined) => (text === undefined ? [] : [{ value: text }]);
   return {
-    names: [{ value: fields.name }],
-    identifiers:
-      fields.identifier === undefined
-        ? []
-        : [{ value: fields.identifier.value, type: { technicalKey: fields.identifier.type } }],
-    addresses: [
-      {
-        thoroughfares: fields.street === undefined ? [] : [{ value: fields.street, number: fields.houseNumber }],
-        localities: value(fields.town),
-        administrativeAreas: value(fields.region),
-        postCodes: value(fields.postCode),
-        country: { shortName: fields.country },
-      },
-    ],
-  };
-}
-
-function jsonRecordParam(fields: Fields): BusinessPartnerParamInput {
-  const identifier = fields.identifier;
-  const isTax = identifier !== undefined && /VAT|NIP|STEUER/.test(identifier.type);
-  return {
-    jsonRecord: {
-      businessPartnerType: 'ORGANIZATION',
-      organization: { nameDetails: { formattedOrgName: fields.name } },
-      addressData: [
-        {
-          organizationPostalAddress: {
-            country: { code: fields.country },
-            postCode: fields.postCode,
-            houseNumber: fields.houseNumber,
-            street: { name: fields.street },
-            primaryRegion: { code: fields.region },
-            town: { name: fields.town },
-          },
-        },
-      ],
-      identifications:
-        identifier === undefined || isTax
-          ? []
-          : [{ identificationType: { code: identifier.type }, identificationNumber: identifier.value }],
-      taxNumbers:
-        identifier !== undefined && isTax ? [{ taxNumberType: { code: identifier.type }, taxNumber: identifier.value }] : [],
-    },
+    truth,
+    noise,
+    shape,
+    param: shape === 'normalized' ? normalizedParam(fields) : jsonRecordParam(fields),
   };
 }

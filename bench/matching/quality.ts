@@ -59,7 +59,8 @@ export function runMatchingBenchmark(options: MatchingBenchmarkOptions = {}): Ma
 
   const throughputLookups = options.throughputLookups ?? 5000;
   const lookupOptions = { featuresOn };
-  for (let i = 0; i < Math.min(500, subjects.length); i++) matcher.lookup(subjects[i] ?? { names: [], identifiers: [] }, lookupOptions);
+  for (let i = 0; i < Math.min(500, subjects.length); i++)
+    matcher.lookup(subjects[i] ?? { names: [], identifiers: [] }, lookupOptions);
   const timedStart = performance.now();
   for (let i = 0; i < throughputLookups; i++) {
     matcher.lookup(subjects[i % subjects.length] ?? { names: [], identifiers: [] }, lookupOptions);

@@ -48,7 +48,9 @@ interface RunFacts {
 const share = (part: number, whole: number): number => (whole === 0 ? 0 : part / whole);
 
 function qualityAt(outcomes: readonly QueryOutcome[], threshold: number): QualityAtThreshold {
-  const returned = outcomes.filter((outcome) => outcome.bestScore !== undefined && outcome.bestScore >= threshold);
+  const returned = outcomes.filter(
+    (outcome) => outcome.bestScore !== undefined && outcome.bestScore >= threshold,
+  );
   const correct = returned.filter((outcome) => outcome.correct).length;
   const present = outcomes.filter((outcome) => outcome.query.truth !== undefined).length;
   const absent = outcomes.length - present;
@@ -65,7 +67,8 @@ export function summarize(outcomes: readonly QueryOutcome[], facts: RunFacts): M
   const present = outcomes.filter((outcome) => outcome.query.truth !== undefined);
   const atDefault = (outcome: QueryOutcome): boolean =>
     outcome.correct && outcome.bestScore !== undefined && outcome.bestScore >= facts.defaultThreshold;
-  const recallOf = (subset: readonly QueryOutcome[]): number => share(subset.filter(atDefault).length, subset.length);
+  const recallOf = (subset: readonly QueryOutcome[]): number =>
+    share(subset.filter(atDefault).length, subset.length);
   const recallByNoise = Object.fromEntries(
     NOISE_KINDS.map((kind) => {
       const subset = present.filter((outcome) => outcome.query.noise.includes(kind));
@@ -75,7 +78,10 @@ export function summarize(outcomes: readonly QueryOutcome[], facts: RunFacts): M
   const classifications = Object.fromEntries(
     (['MATCH', 'MAYBE_MATCH', 'NO_MATCH'] as const).map((classification) => {
       const subset = outcomes.filter((outcome) => facts.classify(outcome.bestScore) === classification);
-      return [classification, { count: subset.length, precision: share(subset.filter((o) => o.correct).length, subset.length) }];
+      return [
+        classification,
+        { count: subset.length, precision: share(subset.filter((o) => o.correct).length, subset.length) },
+      ];
     }),
   ) as Record<MatchClassification, { count: number; precision: number }>;
   return {
@@ -122,7 +128,8 @@ export function printReport(result: MatchingBenchmarkResult): void {
     '',
     'classification of the best score (default thresholds):',
     ...Object.entries(result.classifications).map(
-      ([name, entry]) => `  ${name.padEnd(12)} ${String(entry.count).padStart(6)} queries, ${percent(entry.precision)} right`,
+      ([name, entry]) =>
+        `  ${name.padEnd(12)} ${String(entry.count).padStart(6)} queries, ${percent(entry.precision)} right`,
     ),
     '',
     `throughput: ${result.lookupsPerSecondPerCore.toFixed(0)} lookups per second per core`,

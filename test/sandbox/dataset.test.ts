@@ -6,7 +6,9 @@ import { normalizeSubject } from '../../src/sandbox/matching/profile.ts';
 import { subjectFromNormalized } from '../../src/sandbox/matching/query-shapes.ts';
 
 const dataset = generateDataset({ organizations: 3000, seed: 7 });
-const allRecords = dataset.organizations.flatMap((org) => org.svcIds.map((svcId) => dataset.getRecord(svcId)));
+const allRecords = dataset.organizations.flatMap((org) =>
+  org.svcIds.map((svcId) => dataset.getRecord(svcId)),
+);
 
 describe('generateDataset', () => {
   it('generates the same organizations and records for the same seed', () => {
@@ -51,7 +53,9 @@ describe('generateDataset', () => {
   it('uses every data source and each category', () => {
     const used = new Set(allRecords.map((record) => record?.dataSource.id));
     expect([...used].sort()).toEqual(DATA_SOURCES.map((source) => source.id).sort());
-    expect(new Set(DATA_SOURCES.map((source) => source.category))).toEqual(new Set(['OPEN', 'FREE', 'COMMERCIAL']));
+    expect(new Set(DATA_SOURCES.map((source) => source.category))).toEqual(
+      new Set(['OPEN', 'FREE', 'COMMERCIAL']),
+    );
   });
 
   it('returns records in the business partner shape', () => {
@@ -79,10 +83,16 @@ describe('generateDataset', () => {
     for (const vat of bySource('VATREG')) {
       const name = vat?.businessPartner.names[0]?.value ?? '';
       expect(name).toBe(name.toUpperCase());
-      expect(vat?.businessPartner.identifiers.every((id) => id.type.technicalKey.endsWith('_VAT_ID'))).toBe(true);
+      expect(vat?.businessPartner.identifiers.every((id) => id.type.technicalKey.endsWith('_VAT_ID'))).toBe(
+        true,
+      );
     }
-    expect(bySource('BZST').every((record) => record?.businessPartner.addresses[0]?.country.shortName === 'DE')).toBe(true);
-    expect(bySource('NLBR').every((record) => record?.businessPartner.addresses[0]?.country.shortName === 'NL')).toBe(true);
+    expect(
+      bySource('BZST').every((record) => record?.businessPartner.addresses[0]?.country.shortName === 'DE'),
+    ).toBe(true);
+    expect(
+      bySource('NLBR').every((record) => record?.businessPartner.addresses[0]?.country.shortName === 'NL'),
+    ).toBe(true);
     expect(bySource('ERP').every((record) => record?.storageId === 'erp-customers')).toBe(true);
   });
 

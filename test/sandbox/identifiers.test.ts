@@ -14,10 +14,10 @@ import { COUNTRY_CODES, countryProfile } from '../../src/sandbox/dataset/countri
 import type { OrganizationIdentifier } from '../../src/sandbox/dataset/identifiers.ts';
 import {
   legalEntityIdentifier,
-  nationalIdentifiers,
   providerIdentifier,
   UniqueIdentifiers,
 } from '../../src/sandbox/dataset/identifiers.ts';
+import { nationalIdentifiers } from '../../src/sandbox/dataset/national-identifiers.ts';
 import { Random } from '../../src/sandbox/dataset/random.ts';
 
 /** Each identifier type and the shape its values have in that country. */
@@ -53,19 +53,28 @@ const CHECKS: Record<string, (value: string) => boolean> = {
   FR_SIREN: isLuhnValid,
   FR_SIRET: isLuhnValid,
   GB_VAT_ID: (value) => britishVatCheck(value.slice(2, 9)) === value.slice(9),
-  NL_VAT_ID: (value) => weightedMod11(value.slice(2, 10), [9, 8, 7, 6, 5, 4, 3, 2]) === Number(value.charAt(10)),
+  NL_VAT_ID: (value) =>
+    weightedMod11(value.slice(2, 10), [9, 8, 7, 6, 5, 4, 3, 2]) === Number(value.charAt(10)),
   ES_NIF: (value) => spanishCifControl(value.slice(1, 8)) === Number(value.charAt(8)),
   IT_PARTITA_IVA: (value) => italianVatCheck(value.slice(0, 10)) === Number(value.charAt(10)),
   CH_UID: (value) => {
     const digits = value.replace(/\D/g, '');
-    return (11 - weightedMod11(digits.slice(0, 8), [5, 4, 3, 2, 7, 6, 5, 4])) % 11 === Number(digits.charAt(8));
+    return (
+      (11 - weightedMod11(digits.slice(0, 8), [5, 4, 3, 2, 7, 6, 5, 4])) % 11 === Number(digits.charAt(8))
+    );
   },
   AT_VAT_ID: (value) => austrianVatCheck(value.slice(3, 10)) === Number(value.charAt(10)),
-  PL_NIP: (value) => weightedMod11(value.slice(0, 9), [6, 5, 7, 2, 3, 4, 5, 6, 7]) === Number(value.charAt(9)),
-  PL_REGON: (value) => weightedMod11(value.slice(0, 8), [8, 9, 2, 3, 4, 5, 6, 7]) % 10 === Number(value.charAt(8)),
+  PL_NIP: (value) =>
+    weightedMod11(value.slice(0, 9), [6, 5, 7, 2, 3, 4, 5, 6, 7]) === Number(value.charAt(9)),
+  PL_REGON: (value) =>
+    weightedMod11(value.slice(0, 8), [8, 9, 2, 3, 4, 5, 6, 7]) % 10 === Number(value.charAt(8)),
 };
 
-function identifiersOf(country: CountryCode, count: number, unique = new UniqueIdentifiers()): OrganizationIdentifier[] {
+function identifiersOf(
+  country: CountryCode,
+  count: number,
+  unique = new UniqueIdentifiers(),
+): OrganizationIdentifier[] {
   const random = new Random(11);
   const profile = countryProfile(country);
   return Array.from({ length: count }, () =>
@@ -119,8 +128,14 @@ describe('LEI and provider numbers', () => {
   it('numbers EXTD with nine digits and EXTB with the country and ten digits', () => {
     const random = new Random(3);
     const unique = new UniqueIdentifiers();
-    expect(providerIdentifier('EXTD', 'FR', random, unique)).toMatchObject({ type: 'EXTD_NUMBER', value: expect.stringMatching(/^\d{9}$/) });
-    expect(providerIdentifier('EXTB', 'FR', random, unique)).toMatchObject({ type: 'EXTB_ID', value: expect.stringMatching(/^FR\d{10}$/) });
+    expect(providerIdentifier('EXTD', 'FR', random, unique)).toMatchObject({
+      type: 'EXTD_NUMBER',
+      value: expect.stringMatching(/^\d{9}$/),
+    });
+    expect(providerIdentifier('EXTB', 'FR', random, unique)).toMatchObject({
+      type: 'EXTB_ID',
+      value: expect.stringMatching(/^FR\d{10}$/),
+    });
   });
 });
 

@@ -5,7 +5,8 @@ import { tokenize } from '../../src/sandbox/matching/text.ts';
 
 const legalFormOf = (name: string): string | undefined => parseName(name).legalForm;
 const tokensOf = (name: string): readonly string[] => parseName(name).name.tokens;
-const streetOf = (street: string): string | undefined => normalizeAddress({ street, houseNumber: '1' }).street;
+const streetOf = (street: string): string | undefined =>
+  normalizeAddress({ street, houseNumber: '1' }).street;
 
 describe('legal forms', () => {
   it.each([
@@ -85,9 +86,15 @@ describe('addresses', () => {
   });
 
   it('takes the house number out of the street line', () => {
-    expect(normalizeAddress({ street: 'Hauptstraße 12a' })).toMatchObject({ street: 'hauptstr', houseNumber: '12a' });
+    expect(normalizeAddress({ street: 'Hauptstraße 12a' })).toMatchObject({
+      street: 'hauptstr',
+      houseNumber: '12a',
+    });
     expect(normalizeAddress({ street: '12 bis Rue de la Paix' })).toMatchObject({ houseNumber: '12bis' });
-    expect(normalizeAddress({ street: 'Via Roma 12/A' })).toMatchObject({ street: 'vroma', houseNumber: '12a' });
+    expect(normalizeAddress({ street: 'Via Roma 12/A' })).toMatchObject({
+      street: 'vroma',
+      houseNumber: '12a',
+    });
   });
 });
 
@@ -103,6 +110,8 @@ describe('identifiers', () => {
   });
 
   it('reads a Swiss UID with its tax suffix as the UID', () => {
-    expect(normalizeIdentifier({ value: 'CHE-123.456.789 MWST' })).toBe(normalizeIdentifier({ value: 'CHE-123.456.789' }));
+    expect(normalizeIdentifier({ value: 'CHE-123.456.789 MWST' })).toBe(
+      normalizeIdentifier({ value: 'CHE-123.456.789' }),
+    );
   });
 });

@@ -56,7 +56,8 @@ export function leiCheckDigits(payload: string): string {
 }
 
 /** Key of a French VAT number for a SIREN. */
-export const frenchVatKey = (siren: string): string => String((12 + 3 * (Number(siren) % 97)) % 97).padStart(2, '0');
+export const frenchVatKey = (siren: string): string =>
+  String((12 + 3 * (Number(siren) % 97)) % 97).padStart(2, '0');
 
 /** Check pair of a GB VAT number: weights 8..2 over seven digits, plus the pair, is divisible by 97. */
 export function britishVatCheck(payload: string): string {

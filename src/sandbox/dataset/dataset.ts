@@ -47,12 +47,18 @@ const UPDATED_SPAN = 900 * 86_400;
 function validate(options: DatasetOptions): void {
   const { organizations, seed } = options;
   if (!Number.isInteger(organizations) || organizations < 1 || organizations > MAX_ORGANIZATIONS) {
-    throw new SandboxDatasetError('SANDBOX_INVALID_DATASET_OPTIONS', `organizations must be an integer in 1..${MAX_ORGANIZATIONS}`, {
-      details: { organizations },
-    });
+    throw new SandboxDatasetError(
+      'SANDBOX_INVALID_DATASET_OPTIONS',
+      `organizations must be an integer in 1..${MAX_ORGANIZATIONS}`,
+      {
+        details: { organizations },
+      },
+    );
   }
   if (!Number.isInteger(seed)) {
-    throw new SandboxDatasetError('SANDBOX_INVALID_DATASET_OPTIONS', 'seed must be an integer', { details: { seed } });
+    throw new SandboxDatasetError('SANDBOX_INVALID_DATASET_OPTIONS', 'seed must be an integer', {
+      details: { seed },
+    });
   }
 }
 

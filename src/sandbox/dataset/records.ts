@@ -17,7 +17,10 @@ export interface BusinessPartnerAddress {
 export interface BusinessPartner {
   readonly names: readonly { readonly value: string }[];
   readonly legalForm?: { readonly value: string };
-  readonly identifiers: readonly { readonly value: string; readonly type: { readonly technicalKey: string } }[];
+  readonly identifiers: readonly {
+    readonly value: string;
+    readonly type: { readonly technicalKey: string };
+  }[];
   readonly addresses: readonly BusinessPartnerAddress[];
   /** NACE Rev. 2 section, e.g. NACE_H. */
   readonly categories: readonly { readonly technicalKey: string }[];
@@ -95,9 +98,12 @@ function erpRecord(content: RecordContent): Record<string, string> {
     city: content.town,
     region: content.region,
     country: content.country,
-    vatRegistrationNumber: content.identifiers.find((identifier) => identifier.type.endsWith('_VAT_ID'))?.value,
+    vatRegistrationNumber: content.identifiers.find((identifier) => identifier.type.endsWith('_VAT_ID'))
+      ?.value,
   };
-  return Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
 }
 
 export function toBusinessPartner(content: RecordContent): BusinessPartner {
@@ -110,7 +116,12 @@ export function toBusinessPartner(content: RecordContent): BusinessPartner {
         thoroughfares:
           content.street === undefined
             ? []
-            : [{ value: content.street, ...(content.houseNumber === undefined ? {} : { number: content.houseNumber }) }],
+            : [
+                {
+                  value: content.street,
+                  ...(content.houseNumber === undefined ? {} : { number: content.houseNumber }),
+                },
+              ],
         localities: values(content.town),
         administrativeAreas: values(content.region),
         postCodes: values(content.postCode),

@@ -21,7 +21,9 @@ interface Listable {
 
 function eligible(source: DataSource, org: Listable): boolean {
   if (source.countries !== undefined && !source.countries.includes(org.country)) return false;
-  return source.requires === undefined || org.identifiers.some((identifier) => identifier.kind === source.requires);
+  return (
+    source.requires === undefined || org.identifiers.some((identifier) => identifier.kind === source.requires)
+  );
 }
 
 function byId(id: string): DataSource {
@@ -39,9 +41,14 @@ const LEI_INDEX = byId('LEIREG');
  * be found without any ACTIVATE_DATASOURCE_* feature, as in the real registers.
  */
 export function chooseSources(org: Listable, random: Random): DataSource[] {
-  const has = (kind: IdentifierKind): boolean => org.identifiers.some((identifier) => identifier.kind === kind);
+  const has = (kind: IdentifierKind): boolean =>
+    org.identifiers.some((identifier) => identifier.kind === kind);
   const first =
-    random.chance(OPEN_REGISTER_FIRST) || (!has('VAT') && !has('LEI')) ? OPEN_REGISTER : has('VAT') ? VAT_REGISTER : LEI_INDEX;
+    random.chance(OPEN_REGISTER_FIRST) || (!has('VAT') && !has('LEI'))
+      ? OPEN_REGISTER
+      : has('VAT')
+        ? VAT_REGISTER
+        : LEI_INDEX;
   const chosen = [first];
   const target = random.weighted(SOURCE_COUNTS).count;
   const pool = DATA_SOURCES.filter((source) => source !== first && eligible(source, org));
@@ -74,7 +81,9 @@ const GAPS = new Map<DataSource, RecordGaps>(
     source,
     {
       always: source.neverHas.reduce((mask, field) => mask | FIELD[field], 0),
-      chances: Object.entries(source.gaps).map(([field, chance]) => [FIELD[field as OmittableField], chance ?? 0] as const),
+      chances: Object.entries(source.gaps).map(
+        ([field, chance]) => [FIELD[field as OmittableField], chance ?? 0] as const,
+      ),
     },
   ]),
 );

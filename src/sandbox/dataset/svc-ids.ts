@@ -14,9 +14,15 @@ function identifierOf(org: OrganizationFacts, type: (type: string) => boolean): 
   return org.identifiers.find((identifier) => type(identifier.type))?.value;
 }
 
-export function svcIdValue(source: DataSource, org: OrganizationFacts, index: number, counter: number): string {
+export function svcIdValue(
+  source: DataSource,
+  org: OrganizationFacts,
+  index: number,
+  counter: number,
+): string {
   const register = (): string => {
-    const value = org.identifiers.find((identifier) => identifier.kind === 'REGISTER')?.value ?? String(index);
+    const value =
+      org.identifiers.find((identifier) => identifier.kind === 'REGISTER')?.value ?? String(index);
     return `${org.country}-${compact(value)}`;
   };
   const vat = (): string => compact(identifierOf(org, (type) => type.endsWith('_VAT_ID')) ?? register());

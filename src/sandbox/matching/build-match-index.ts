@@ -54,7 +54,10 @@ export function* profiled(records: Iterable<MatchableRecord>): Generator<Profile
 }
 
 /** Index over records given as subjects (any input shape converted with query-shapes.ts). */
-export function buildMatchIndex(records: Iterable<MatchableRecord>, dataSources: readonly DataSourceAccess[]): MatchIndex {
+export function buildMatchIndex(
+  records: Iterable<MatchableRecord>,
+  dataSources: readonly DataSourceAccess[],
+): MatchIndex {
   return buildMatchIndexFromProfiles(profiled(records), dataSources);
 }
 
@@ -84,7 +87,8 @@ export function buildMatchIndexFromProfiles(
     let slot = slotByKey.get(slotKey);
     if (slot === undefined) {
       const access = accessById.get(record.dataSourceId);
-      if (access === undefined) throw new RangeError(`record ${record.svcId} names unknown data source ${record.dataSourceId}`);
+      if (access === undefined)
+        throw new RangeError(`record ${record.svcId} names unknown data source ${record.dataSourceId}`);
       slot = slots.length;
       slots.push({ dataSourceId: access.id, storageId: record.storageId, activatedBy: access.activatedBy });
       slotByKey.set(slotKey, slot);
@@ -102,12 +106,14 @@ export function buildMatchIndexFromProfiles(
       let countryLists = tokenLists.get(country);
       if (countryLists === undefined) tokenLists.set(country, (countryLists = new Map()));
       previousLists = [];
-      for (const name of profile.names) for (const token of name.tokens) previousLists.push(listFor(countryLists, token));
+      for (const name of profile.names)
+        for (const token of name.tokens) previousLists.push(listFor(countryLists, token));
       previousNames = profile.names;
       previousCountry = country;
     }
     for (const list of previousLists) if (list[list.length - 1] !== index) list.push(index);
-    if (profile.address.postCode !== undefined) push(postCodeLists, `${country}\u0000${profile.address.postCode}`, index);
+    if (profile.address.postCode !== undefined)
+      push(postCodeLists, `${country}\u0000${profile.address.postCode}`, index);
     for (const identifier of profile.identifiers) push(identifierLists, identifier, index);
   }
 

@@ -36,7 +36,8 @@ export class CandidateCollector {
   #touchedCount = 0;
 
   constructor(index: MatchIndex) {
-    if (index.size >= RECORD_INDEX_BITS) throw new RangeError(`index of ${index.size} records is too large to rank`);
+    if (index.size >= RECORD_INDEX_BITS)
+      throw new RangeError(`index of ${index.size} records is too large to rank`);
     this.#index = index;
     this.#preScores = new Float64Array(index.size);
     this.#touched = new Int32Array(index.size);
@@ -45,7 +46,8 @@ export class CandidateCollector {
 
   /** At most `max` allowed records, best pre-score first. */
   collect(query: MatchProfile, allowed: Uint8Array, max: number, identifiersOnly: boolean): Int32Array {
-    for (const value of query.identifiers) this.#add(this.#index.identifierPostings(value), IDENTIFIER_WEIGHT);
+    for (const value of query.identifiers)
+      this.#add(this.#index.identifierPostings(value), IDENTIFIER_WEIGHT);
     if (!identifiersOnly) {
       const countries = query.country === undefined ? this.#index.countries : [query.country];
       for (const country of countries) this.#addCountry(query, country);
@@ -59,7 +61,8 @@ export class CandidateCollector {
     const otherLists: WeightedPostings[] = [];
     for (const token of new Set(query.names.flatMap((name) => name.tokens))) {
       const exact = index.namePostings(country, token);
-      if (exact !== undefined) exactLists.push({ postings: exact, weight: index.tokenWeight(country, token) ** 2 });
+      if (exact !== undefined)
+        exactLists.push({ postings: exact, weight: index.tokenWeight(country, token) ** 2 });
       for (const similar of index.similarTokens(country, token)) {
         const postings = index.namePostings(country, similar);
         const weight = SIMILAR_TOKEN_FACTOR * index.tokenWeight(country, similar) ** 2;
@@ -68,7 +71,8 @@ export class CandidateCollector {
     }
     const postCode = query.address.postCode;
     const postCodePostings = postCode === undefined ? undefined : index.postCodePostings(country, postCode);
-    if (postCodePostings !== undefined) otherLists.push({ postings: postCodePostings, weight: POST_CODE_WEIGHT });
+    if (postCodePostings !== undefined)
+      otherLists.push({ postings: postCodePostings, weight: POST_CODE_WEIGHT });
     // Rare words and the post code bring candidates in; common words ("Logistik", a town)
     // only add to candidates already in, or a lookup would rank thousands of records. The
     // rarest word written as in the query always brings its records in, so that a query of
@@ -77,10 +81,12 @@ export class CandidateCollector {
     const rarestExact = exactLists[0];
     const lists = [...exactLists, ...otherLists].sort(byLength);
     for (const list of lists) {
-      if (list === rarestExact || list.postings.length <= CANDIDATE_SOURCE_LIMIT) this.#add(list.postings, list.weight);
+      if (list === rarestExact || list.postings.length <= CANDIDATE_SOURCE_LIMIT)
+        this.#add(list.postings, list.weight);
     }
     for (const list of lists) {
-      if (list !== rarestExact && list.postings.length > CANDIDATE_SOURCE_LIMIT) this.#addToKnown(list.postings, list.weight);
+      if (list !== rarestExact && list.postings.length > CANDIDATE_SOURCE_LIMIT)
+        this.#addToKnown(list.postings, list.weight);
     }
   }
 
@@ -122,7 +128,8 @@ export class CandidateCollector {
       const record = touched[i] ?? 0;
       const preScore = preScores[record] ?? 0;
       if (preScore >= floor && preScore > 0) {
-        this.#keys[count++] = Math.round(preScore * 1024) * RECORD_INDEX_BITS + (RECORD_INDEX_BITS - 1 - record);
+        this.#keys[count++] =
+          Math.round(preScore * 1024) * RECORD_INDEX_BITS + (RECORD_INDEX_BITS - 1 - record);
       }
       preScores[record] = 0;
     }

@@ -37,7 +37,9 @@ export function thresholdsFor(
   country: string | undefined,
   rules: readonly MatchingClassificationRule[] = [],
 ): MatchThresholds {
-  const scoped = rules.find((rule) => country !== undefined && rule.countryScope?.shortNames?.includes(country));
+  const scoped = rules.find(
+    (rule) => country !== undefined && rule.countryScope?.shortNames?.includes(country),
+  );
   const rule = scoped ?? rules.find((candidate) => (candidate.countryScope?.shortNames ?? []).length === 0);
   const given = rule?.businessPartnerThreshold;
   return {

@@ -7,7 +7,12 @@ import { editDistance } from './similarity.ts';
 const VARIANTS: Readonly<Record<string, readonly string[]>> = {
   GMBH_CO_KG: ['gmbh co kg', 'gmbh co kommanditgesellschaft', 'gesellschaft mit beschrankter haftung co kg'],
   GMBH: ['gmbh', 'gesmbh', 'ges mbh', 'gesellschaft mit beschrankter haftung'],
-  UG: ['ug', 'ug haftungsbeschrankt', 'unternehmergesellschaft', 'unternehmergesellschaft haftungsbeschrankt'],
+  UG: [
+    'ug',
+    'ug haftungsbeschrankt',
+    'unternehmergesellschaft',
+    'unternehmergesellschaft haftungsbeschrankt',
+  ],
   AG: ['ag', 'aktiengesellschaft'],
   KG: ['kg', 'kommanditgesellschaft'],
   OHG: ['ohg', 'offene handelsgesellschaft'],
@@ -80,7 +85,9 @@ function isMisspelt(written: string, form: string, onlyWordOfForm: boolean, only
   if (form.length >= 5) return editDistance(written, form, maxEditsFor(form)) <= maxEditsFor(form);
   if (!onlyMismatch || form.length < 2) return false;
   if (onlyWordOfForm) {
-    const sameStart = written.charAt(0) === form.charAt(0) || (written.charAt(0) === form.charAt(1) && written.charAt(1) === form.charAt(0));
+    const sameStart =
+      written.charAt(0) === form.charAt(0) ||
+      (written.charAt(0) === form.charAt(1) && written.charAt(1) === form.charAt(0));
     if (form.length < 4 || !sameStart) return false;
   }
   return editDistance(written, form, 1) <= 1;
@@ -92,7 +99,8 @@ function misspeltLegalForm(tokens: readonly string[]): string | undefined {
     for (let i = 0; i < tokens.length; i++) if (variant.tokens[i] !== tokens[i]) mismatches++;
     if (mismatches === 0) return variant.code;
     const matches = variant.tokens.every(
-      (form, i) => form === tokens[i] || isMisspelt(tokens[i] ?? '', form, tokens.length === 1, mismatches === 1),
+      (form, i) =>
+        form === tokens[i] || isMisspelt(tokens[i] ?? '', form, tokens.length === 1, mismatches === 1),
     );
     if (matches) return variant.code;
   }

@@ -95,11 +95,14 @@ export class Matcher {
         details: { subject },
       });
     }
-    const identifierOnly = activeFeatures(options.featuresOn, options.featuresOff).has('ACTIVATE_IDENTIFIER_ONLY_MATCH');
+    const identifierOnly = activeFeatures(options.featuresOn, options.featuresOff).has(
+      'ACTIVATE_IDENTIFIER_ONLY_MATCH',
+    );
     const queryWeights = new Map<string, number[][]>();
     return this.#rankWith(query, options, identifierOnly, (record, country) => {
       let weights = queryWeights.get(country);
-      if (weights === undefined) queryWeights.set(country, (weights = this.#queryWeights(query.names, country)));
+      if (weights === undefined)
+        queryWeights.set(country, (weights = this.#queryWeights(query.names, country)));
       const recordWeights = this.#recordWeights(record.names, country);
       return scoreRecord({ query, queryWeights: weights, record, recordWeights }, identifierOnly);
     });

@@ -33,10 +33,14 @@ export function decodeCursor(cursor: string): Rankable {
 }
 
 function invalidCursor(cursor: string, cause?: unknown): SandboxMatchingError {
-  return new SandboxMatchingError('SANDBOX_INVALID_CURSOR', 'startAfter is not a cursor from a previous page', {
-    cause,
-    details: { startAfter: cursor },
-  });
+  return new SandboxMatchingError(
+    'SANDBOX_INVALID_CURSOR',
+    'startAfter is not a cursor from a previous page',
+    {
+      cause,
+      details: { startAfter: cursor },
+    },
+  );
 }
 
 export interface Page<T> {
@@ -46,7 +50,11 @@ export interface Page<T> {
 }
 
 /** One page of `ranked` (sorted by compareRanked): up to `limit` entries after `startAfter`. */
-export function pageOf<T extends Rankable>(ranked: readonly T[], limit: number, startAfter: string | undefined): Page<T> {
+export function pageOf<T extends Rankable>(
+  ranked: readonly T[],
+  limit: number,
+  startAfter: string | undefined,
+): Page<T> {
   let start = 0;
   if (startAfter !== undefined) {
     const after = decodeCursor(startAfter);

@@ -44,12 +44,18 @@ export interface ParsedName {
   readonly legalForm: string | undefined;
 }
 
-function canonicalName(words: readonly string[]): NameProfile {
+/** Canonical forms of `words`, stop words left out. */
+export function canonicalNameWords(words: readonly string[]): string[] {
   const tokens: string[] = [];
   for (const word of words) {
     const canonical = canonicalNameWord(word);
     if (canonical !== undefined) tokens.push(canonical);
   }
+  return tokens;
+}
+
+function canonicalName(words: readonly string[]): NameProfile {
+  const tokens = canonicalNameWords(words);
   // A name made only of stop words ("The Die") is still a name; keep its tokens.
   const kept = tokens.length > 0 ? tokens : [...words];
   return { tokens: kept, key: kept.join('') };
@@ -71,14 +77,17 @@ export const normalizeLegalForm = memoize((legalForm: string) => legalFormCode(t
 const SWISS_VAT_SUFFIX = /^(CHE\d{9})(MWST|TVA|IVA)$/;
 const VAT_TYPE = /^([A-Z]{2})_VAT_ID$/;
 
+const vatCountryOf = memoize((type: string) => VAT_TYPE.exec(type)?.[1]);
+
 /** Compact form of an identifier; a VAT number given without its country prefix gets it back. */
 export function normalizeIdentifier(identifier: SubjectIdentifier): string {
   const compact = compactCode(identifier.value);
-  const swiss = SWISS_VAT_SUFFIX.exec(compact);
+  const swiss = compact.startsWith('CHE') ? SWISS_VAT_SUFFIX.exec(compact) : null;
   if (swiss?.[1] !== undefined) return swiss[1];
-  const vatCountry = identifier.type === undefined ? undefined : VAT_TYPE.exec(identifier.type)?.[1];
+  const vatCountry = identifier.type === undefined ? undefined : vatCountryOf(identifier.type);
   // Swiss VAT numbers start with CHE, not CH, and are left as written.
-  if (vatCountry !== undefined && vatCountry !== 'CH' && !compact.startsWith(vatCountry)) return vatCountry + compact;
+  if (vatCountry !== undefined && vatCountry !== 'CH' && !compact.startsWith(vatCountry))
+    return vatCountry + compact;
   return compact;
 }
 
@@ -103,29 +112,36 @@ const streetKey = memoize((street: string): string | undefined => {
 });
 
 const townKey = memoize(foldedKey);
+// House numbers and regions repeat as much as towns do.
+const houseNumberKey = memoize(foldedKey);
+const regionKey = memoize(compactCode);
 
 const blankToUndefined = (value: string | undefined): string | undefined =>
   value === undefined || value.trim() === '' ? undefined : value;
 
 export function normalizeAddress(address: SubjectAddress | undefined): AddressProfile {
-  const [street, houseNumber] = splitStreet(blankToUndefined(address?.street), blankToUndefined(address?.houseNumber));
+  const [street, houseNumber] = splitStreet(
+    blankToUndefined(address?.street),
+    blankToUndefined(address?.houseNumber),
+  );
   const postCode = blankToUndefined(address?.postCode);
   const town = blankToUndefined(address?.town);
   const region = blankToUndefined(address?.region);
   const country = blankToUndefined(address?.country);
   return {
     street: street === undefined ? undefined : streetKey(street),
-    houseNumber: houseNumber === undefined ? undefined : foldedKey(houseNumber),
+    houseNumber: houseNumber === undefined ? undefined : houseNumberKey(houseNumber),
     postCode: postCode === undefined ? undefined : compactCode(postCode),
     town: town === undefined ? undefined : townKey(town),
-    region: region === undefined ? undefined : compactCode(region),
+    region: region === undefined ? undefined : regionKey(region),
     country: country === undefined ? undefined : country.trim().toUpperCase(),
   };
 }
 
 export function normalizeSubject(subject: MatchSubject): MatchProfile {
   const parsed = subject.names.filter((name) => name.trim() !== '').map(parseName);
-  const explicitLegalForm = subject.legalForm === undefined ? undefined : normalizeLegalForm(subject.legalForm);
+  const explicitLegalForm =
+    subject.legalForm === undefined ? undefined : normalizeLegalForm(subject.legalForm);
   const identifiers: string[] = [];
   const identifierTypes: (string | undefined)[] = [];
   for (const identifier of subject.identifiers) {
@@ -151,7 +167,9 @@ export function normalizeQuery(subject: MatchSubject): QueryProfile {
   const swappable = address?.street !== undefined && address.town !== undefined;
   return {
     ...normalizeSubject(subject),
-    swappedAddress: swappable ? normalizeAddress({ ...address, street: address.town, town: address.street }) : undefined,
+    swappedAddress: swappable
+      ? normalizeAddress({ ...address, street: address.town, town: address.street })
+      : undefined,
   };
 }
 

@@ -18,7 +18,10 @@ export interface NormalizedAddressInput {
 /** The normalized (v3 style) members of BusinessPartnerParam; also the output record's shape. */
 export interface NormalizedPartnerInput {
   readonly names?: readonly ValueItem[];
-  readonly identifiers?: readonly { readonly value?: string; readonly type?: { readonly technicalKey?: string } }[];
+  readonly identifiers?: readonly {
+    readonly value?: string;
+    readonly type?: { readonly technicalKey?: string };
+  }[];
   readonly legalForm?: ValueItem;
   readonly addresses?: readonly NormalizedAddressInput[];
 }

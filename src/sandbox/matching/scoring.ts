@@ -1,4 +1,5 @@
-import type { AddressProfile, MatchProfile, NameProfile, QueryProfile } from './profile.ts';
+import { compareAddresses } from './address-similarity.ts';
+import type { MatchProfile, NameProfile, QueryProfile } from './profile.ts';
 import { editDistance, editSimilarity } from './similarity.ts';
 
 /**
@@ -30,8 +31,6 @@ export const SCORING = {
   addressOnlyCeiling: 0.8,
 };
 
-const ADDRESS_WEIGHTS = { postCode: 0.35, town: 0.2, street: 0.45 } as const;
-
 /**
  * Similarity of two name tokens: equal, one or two slips apart (two only in long words), or an
  * abbreviation ("Techn" for "Technik"). Three-letter words count for less: one slip turns many
@@ -57,9 +56,15 @@ let bestForRecordToken = new Float64Array(16);
  * weight that finds a similar token on the other), or the similarity of the names written
  * without spaces when that is higher ("Nord Tec" vs "Nordtec").
  */
-export function nameSimilarity(query: NameProfile, queryWeights: readonly number[], record: NameProfile, recordWeights: readonly number[]): number {
+export function nameSimilarity(
+  query: NameProfile,
+  queryWeights: readonly number[],
+  record: NameProfile,
+  recordWeights: readonly number[],
+): number {
   if (query.key === record.key) return 1;
-  if (bestForRecordToken.length < record.tokens.length) bestForRecordToken = new Float64Array(record.tokens.length * 2);
+  if (bestForRecordToken.length < record.tokens.length)
+    bestForRecordToken = new Float64Array(record.tokens.length * 2);
   bestForRecordToken.fill(0, 0, record.tokens.length);
   let queryMatched = 0;
   let queryTotal = 0;
@@ -83,65 +88,10 @@ export function nameSimilarity(query: NameProfile, queryWeights: readonly number
   });
   const queryShare = queryTotal === 0 ? 0 : queryMatched / queryTotal;
   const recordShare = recordTotal === 0 ? 0 : recordMatched / recordTotal;
-  const tokenScore = queryShare + recordShare === 0 ? 0 : (2 * queryShare * recordShare) / (queryShare + recordShare);
+  const tokenScore =
+    queryShare + recordShare === 0 ? 0 : (2 * queryShare * recordShare) / (queryShare + recordShare);
   // Only near-identical spellings count here; a long shared suffix ("...medizintechnik") must not.
   return Math.max(tokenScore, editSimilarity(query.key, record.key, 0.15));
-}
-
-function postCodeSimilarity(a: string, b: string): number {
-  if (a === b) return 1;
-  if (Math.min(a.length, b.length) >= 4 && (a.startsWith(b) || b.startsWith(a))) return 0.9;
-  return a.slice(0, 3) === b.slice(0, 3) ? 0.3 : 0;
-}
-
-function townSimilarity(a: string, b: string): number {
-  if (a === b) return 1;
-  if (Math.min(a.length, b.length) >= 4 && (a.startsWith(b) || b.startsWith(a))) return 0.9;
-  return editSimilarity(a, b, 0.25);
-}
-
-function houseNumberSimilarity(a: string, b: string): number {
-  if (a === b) return 1;
-  const leadingA = /^\d+/.exec(a)?.[0];
-  return leadingA !== undefined && leadingA === /^\d+/.exec(b)?.[0] ? 0.8 : 0;
-}
-
-export interface AddressComparison {
-  /** Similarity of the compared parts, 0..1. */
-  readonly similarity: number;
-  /** Share of the address weight that both sides had, 0..1. */
-  readonly coverage: number;
-}
-
-function compareAddressReading(query: AddressProfile, record: AddressProfile): AddressComparison {
-  let weighted = 0;
-  let coverage = 0;
-  if (query.postCode !== undefined && record.postCode !== undefined) {
-    weighted += ADDRESS_WEIGHTS.postCode * postCodeSimilarity(query.postCode, record.postCode);
-    coverage += ADDRESS_WEIGHTS.postCode;
-  }
-  if (query.town !== undefined && record.town !== undefined) {
-    weighted += ADDRESS_WEIGHTS.town * townSimilarity(query.town, record.town);
-    coverage += ADDRESS_WEIGHTS.town;
-  }
-  if (query.street !== undefined && record.street !== undefined) {
-    let similarity = editSimilarity(query.street, record.street, 0.34);
-    // The house number only tells something once the street agrees.
-    if (query.houseNumber !== undefined && record.houseNumber !== undefined) {
-      similarity *= 0.7 + 0.3 * houseNumberSimilarity(query.houseNumber, record.houseNumber);
-    }
-    weighted += ADDRESS_WEIGHTS.street * similarity;
-    coverage += ADDRESS_WEIGHTS.street;
-  }
-  return { similarity: coverage === 0 ? 0 : weighted / coverage, coverage };
-}
-
-/** The query's address against the record's, read as given or with street and town swapped. */
-export function compareAddresses(query: QueryProfile, record: AddressProfile): AddressComparison {
-  const asGiven = compareAddressReading(query.address, record);
-  if (query.swappedAddress === undefined || asGiven.similarity === 1) return asGiven;
-  const asSwapped = compareAddressReading(query.swappedAddress, record);
-  return asSwapped.similarity > asGiven.similarity ? asSwapped : asGiven;
 }
 
 export interface ScoringInput {
@@ -171,7 +121,10 @@ function conflictingIdentifier(query: MatchProfile, record: MatchProfile): boole
 }
 
 /** Score of a record for a query, 0..1. */
-export function scoreRecord({ query, queryWeights, record, recordWeights }: ScoringInput, identifierOnly: boolean): number {
+export function scoreRecord(
+  { query, queryWeights, record, recordWeights }: ScoringInput,
+  identifierOnly: boolean,
+): number {
   const identified = sharesIdentifier(query, record);
   if (identifierOnly) return identified ? 1 : 0;
   const address = compareAddresses(query, record.address);
@@ -182,16 +135,24 @@ export function scoreRecord({ query, queryWeights, record, recordWeights }: Scor
     let name = 0;
     query.names.forEach((queryName, i) => {
       record.names.forEach((recordName, j) => {
-        name = Math.max(name, nameSimilarity(queryName, queryWeights[i] ?? [], recordName, recordWeights[j] ?? []));
+        name = Math.max(
+          name,
+          nameSimilarity(queryName, queryWeights[i] ?? [], recordName, recordWeights[j] ?? []),
+        );
       });
     });
     name = name ** SCORING.nameExponent;
-    if (query.legalForm !== undefined && record.legalForm !== undefined && query.legalForm !== record.legalForm) {
+    if (
+      query.legalForm !== undefined &&
+      record.legalForm !== undefined &&
+      query.legalForm !== record.legalForm
+    ) {
       name *= SCORING.legalFormMismatchFactor;
     }
     const ceiling = SCORING.nameOnlyCeiling + (1 - SCORING.nameOnlyCeiling) * address.coverage;
     score = name * (1 - SCORING.addressInfluence * address.coverage * (1 - address.similarity)) * ceiling;
-    if (address.coverage >= 0.5 && address.similarity < SCORING.contradictionBelow) score *= SCORING.contradictionFactor;
+    if (address.coverage >= 0.5 && address.similarity < SCORING.contradictionBelow)
+      score *= SCORING.contradictionFactor;
   }
   if (query.country !== undefined && record.country !== undefined && query.country !== record.country) {
     score *= SCORING.countryMismatchFactor;

@@ -41,7 +41,11 @@ export function editDistance(a: string, b: string, max: number): number {
   if (max < 2) return max + 1;
   if (width <= lengthB) {
     width = lengthB * 2 + 1;
-    [beforePrevious, previous, current] = [new Int32Array(width), new Int32Array(width), new Int32Array(width)];
+    [beforePrevious, previous, current] = [
+      new Int32Array(width),
+      new Int32Array(width),
+      new Int32Array(width),
+    ];
   }
   for (let j = 0; j <= lengthB; j++) previous[j] = j;
   for (let i = 1; i <= lengthA; i++) {

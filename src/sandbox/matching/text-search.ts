@@ -47,10 +47,12 @@ function joinedRuns(words: readonly string[]): string[] {
 export function parseTextQuery(text: string, index: MatchIndex): TextQuery {
   const raw = tokenize(text);
   const runs = joinedRuns(raw);
-  const identifiers = [...new Set(runs.filter((run) => /\d/.test(run) && index.identifierPostings(run) !== undefined))];
-  const postCodes = [...new Set(runs.filter((run) => /\d/.test(run) && run.length >= 4 && run.length <= 8))].filter((run) =>
-    index.countries.some((country) => index.postCodePostings(country, run) !== undefined),
-  );
+  const identifiers = [
+    ...new Set(runs.filter((run) => /\d/.test(run) && index.identifierPostings(run) !== undefined)),
+  ];
+  const postCodes = [
+    ...new Set(runs.filter((run) => /\d/.test(run) && run.length >= 4 && run.length <= 8)),
+  ].filter((run) => index.countries.some((country) => index.postCodePostings(country, run) !== undefined));
   const words = raw
     .filter((word) => legalFormCode([word]) === undefined)
     .map(canonicalNameWord)
@@ -73,7 +75,8 @@ export function parseTextQuery(text: string, index: MatchIndex): TextQuery {
 
 function explainsWord(query: TextQuery, i: number, record: MatchProfile): boolean {
   const word = query.words[i] ?? '';
-  if (record.names.some((name) => name.tokens.some((token) => tokenSimilarity(word, token) >= 0.85))) return true;
+  if (record.names.some((name) => name.tokens.some((token) => tokenSimilarity(word, token) >= 0.85)))
+    return true;
   const address = record.address;
   if (word === address.houseNumber || compactCode(word) === address.postCode) return true;
   if (address.town !== undefined && word.length >= 3 && address.town.includes(word)) return true;
@@ -82,7 +85,11 @@ function explainsWord(query: TextQuery, i: number, record: MatchProfile): boolea
 }
 
 /** Score of a record for a text query, 0..1. */
-export function scoreTextMatch(query: TextQuery, record: MatchProfile, recordWeights: readonly (readonly number[])[]): number {
+export function scoreTextMatch(
+  query: TextQuery,
+  record: MatchProfile,
+  recordWeights: readonly (readonly number[])[],
+): number {
   let nameCoverage = 0;
   record.names.forEach((name, n) => {
     let covered = 0;

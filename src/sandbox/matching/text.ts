@@ -40,7 +40,9 @@ function foldCharacter(char: string): Piece {
 // Latin-1 and Latin Extended-A/B cover every country the sandbox generates; other characters
 // are folded on first sight and remembered.
 const TABLE_SIZE = 0x250;
-const TABLE: Piece[] = Array.from({ length: TABLE_SIZE }, (_, code) => foldCharacter(String.fromCharCode(code)));
+const TABLE: Piece[] = Array.from({ length: TABLE_SIZE }, (_, code) =>
+  foldCharacter(String.fromCharCode(code)),
+);
 const LATE_FOLDS = new Map<number, Piece>();
 
 function pieceOf(text: string, i: number): Piece {
@@ -74,7 +76,12 @@ export function tokenize(text: string): string[] {
     }
     const char = text.charAt(i);
     if (JOINERS.has(char)) continue;
-    if (char === '.' && current !== '' && isLetter(current.charCodeAt(current.length - 1)) && i + 1 < text.length) {
+    if (
+      char === '.' &&
+      current !== '' &&
+      isLetter(current.charCodeAt(current.length - 1)) &&
+      i + 1 < text.length
+    ) {
       const next = pieceOf(text, i + 1);
       if (next !== SEPARATOR && next !== '' && isLetter(next.charCodeAt(0))) continue;
     }
@@ -88,7 +95,16 @@ export function tokenize(text: string): string[] {
 /** The folded tokens of `text` written together: "12 bis" -> "12bis", "Frankfurt am Main" -> "frankfurtammain". */
 export const foldedKey = (text: string): string => tokenize(text).join('');
 
+function isCompact(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (!((code >= 48 && code <= 57) || (code >= 65 && code <= 90))) return false;
+  }
+  return true;
+}
+
 /** Upper-case letters and digits only: "DE 123.456.789" and "de123456789" are one identifier. */
 export function compactCode(text: string): string {
-  return text.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
+  // Most codes are compact already; skipping the rewrite keeps the string shared, not copied.
+  return isCompact(text) ? text : text.replace(/[^0-9A-Za-z]/g, '').toUpperCase();
 }

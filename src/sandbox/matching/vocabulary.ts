@@ -35,8 +35,36 @@ const NAME_WORDS = canonicalMap({
 
 // Conjunctions and articles carry no identity: "Müller & Schmidt" = "Müller und Schmidt".
 const NAME_STOPWORDS: ReadonlySet<string> = new Set([
-  'and', 'und', 'et', 'y', 'e', 'en', 'i', 'the', 'of', 'der', 'die', 'das', 'le', 'la', 'les', 'el', 'il',
-  'de', 'du', 'des', 'del', 'della', 'di', 'da', 'van', 'von', 'den', 'ter', 'l', 'd',
+  'and',
+  'und',
+  'et',
+  'y',
+  'e',
+  'en',
+  'i',
+  'the',
+  'of',
+  'der',
+  'die',
+  'das',
+  'le',
+  'la',
+  'les',
+  'el',
+  'il',
+  'de',
+  'du',
+  'des',
+  'del',
+  'della',
+  'di',
+  'da',
+  'van',
+  'von',
+  'den',
+  'ter',
+  'l',
+  'd',
 ]);
 
 const STREET_WORDS = canonicalMap({
@@ -77,9 +105,26 @@ const STREET_SUFFIXES: readonly (readonly [string, string])[] = [
 ];
 
 const STREET_STOPWORDS: ReadonlySet<string> = new Set([
-  'de', 'la', 'du', 'des', 'del', 'della', 'di', 'the', 'of', 'l', 'd', 'am', 'im', 'an', 'der', 'die', 'das',
+  'de',
+  'la',
+  'du',
+  'des',
+  'del',
+  'della',
+  'di',
+  'the',
+  'of',
+  'l',
+  'd',
+  'am',
+  'im',
+  'an',
+  'der',
+  'die',
+  'das',
   // Polish addresses often leave out "ul." (ulica, street).
-  'ul', 'ulica',
+  'ul',
+  'ulica',
 ]);
 
 // German umlauts are also written as two letters ("Gebrueder", "Moeller"); folding removed

@@ -26,7 +26,9 @@ export const COUNTRY_PROFILES: readonly CountryProfile[] = [
   poland,
 ];
 
-const BY_CODE = new Map<CountryCode, CountryProfile>(COUNTRY_PROFILES.map((profile) => [profile.code, profile]));
+const BY_CODE = new Map<CountryCode, CountryProfile>(
+  COUNTRY_PROFILES.map((profile) => [profile.code, profile]),
+);
 
 export function countryProfile(code: CountryCode): CountryProfile {
   const profile = BY_CODE.get(code);
