@@ -1,0 +1,135 @@
+// Per-partner semantics of the pipeline, on files and the sandbox: coalescing, skip-
+// unchanged, lifecycle events and deletes, one MatchResult per input record.
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFileEnrichment } from '../../src/cli/enrichment.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { RunSummary } from '../../src/pipeline/run-summary.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+
+const dataset = generateDataset({ organizations: 500, seed: 5 });
+const organization = (i: number) => dataset.organizations[i] as (typeof dataset.organizations)[number];
+
+async function enrich(sandbox: RunningSandbox, lines: string[], maxTasks = 500) {
+  const dir = await mkdtemp(join(tmpdir(), 'enrich-'));
+  await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      source: 'file',
+      files: { input: join(dir, 'in.ndjson'), outputDir: join(dir, 'out') },
+      refdata: { baseUrl: sandbox.url, apiKey: 'sandbox-api-key' },
+      batching: { lingerMs: 20, maxTasks },
+      polling: { initialDelayMs: 10, maxDelayMs: 100 },
+    },
+  });
+  const summary = new RunSummary();
+  const enrichment = await createFileEnrichment(config, summary);
+  await enrichment.pipeline.start();
+  await enrichment.source.drained;
+  await enrichment.pipeline.idle();
+  await enrichment.stop(1_000);
+  const read = async (name: string) =>
+    (await readFile(join(dir, 'out', name), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  return {
+    summary,
+    matches: await read('matches.ndjson'),
+    events: await read('events.ndjson'),
+    storage: await read('storage.ndjson'),
+    deadLetters: await read('dead-letters.ndjson'),
+  };
+}
+
+const line = (partner: PartnerRecord) => JSON.stringify(partner);
+
+describe('the pipeline, per partner', () => {
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 500, seed: 5 });
+  });
+  afterAll(() => sandbox?.close());
+
+  it('looks up versions that arrive while an older one is in a bulk once more, after it, with the newest content', async () => {
+    const v1 = partnerOf(organization(1), 'A', 'ERP', 1);
+    const resent = { ...v1, changedAt: 2, sourceSystem: 'CRM' };
+    const v2 = { ...v1, names: [`${organization(1).name} Holding`], changedAt: 3 };
+    const before = sandbox.state.stats.snapshot().bulkTasks;
+    // One task per bulk: v1 is submitted at once, so the later versions wait behind it.
+    const { matches, events, summary } = await enrich(sandbox, [line(v1), line(resent), line(v2)], 1);
+
+    expect(matches.map((m) => m.source)).toEqual(
+      [1, 2, 3].map((offset) => expect.objectContaining({ offset })),
+    );
+    expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated', 'BusinessPartnerUpdated']);
+    // v1 alone, then the re-send and v2 coalesced into one lookup of v2's content.
+    expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(2);
+    expect(summary.quotaConsumed).toBe(2);
+    expect(matches[0]?.outcome).toBe('MATCH');
+  });
+
+  it('folds versions that arrive while the first still waits in the batcher into one lookup', async () => {
+    const v1 = partnerOf(organization(4), 'D', 'ERP', 1);
+    const v2 = { ...v1, names: [`${organization(4).name} Group`], changedAt: 2 };
+    const before = sandbox.state.stats.snapshot().bulkTasks;
+    const { matches, events, summary } = await enrich(sandbox, [line(v1), line(v1), line(v2)]);
+
+    expect(matches).toHaveLength(3);
+    expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated']);
+    expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(1);
+    expect(summary.quotaConsumed).toBe(1);
+  });
+
+  it('answers an unchanged re-send from the storage without a lookup and without an event', async () => {
+    const partner = partnerOf(organization(2), 'B', 'ERP', 1);
+    const unchanged = { ...partner, changedAt: 99 };
+    const before = sandbox.state.stats.snapshot().bulkTasks;
+    // The re-send waits behind the first version, then finds its content already stored.
+    const { matches, events } = await enrich(sandbox, [line(partner), line(unchanged)], 1);
+
+    expect(matches.map((m) => m.reused)).toEqual([false, true]);
+    expect(matches[1]?.bestCandidate).toEqual(matches[0]?.bestCandidate);
+    expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated']);
+    expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(1);
+  });
+
+  it('deletes a partner on a tombstone: Deleted event with its last svcId, storage tombstone', async () => {
+    const partner = partnerOf(organization(3), 'C', 'ERP', 1);
+    const { events, storage, matches } = await enrich(sandbox, [
+      line(partner),
+      JSON.stringify({ partnerId: 'C', deleted: true }),
+    ]);
+
+    expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated', 'BusinessPartnerDeleted']);
+    expect(events[1]?.svcId).toBe(events[0]?.svcId);
+    expect(storage.at(-1)).toEqual({ partnerId: 'C', deleted: true });
+    expect(matches.at(-1)).toEqual({ partnerId: 'C', deleted: true });
+  });
+
+  it('keeps every record: outputs or dead letters, none dropped, for a mix of good and bad lines', async () => {
+    const good = Array.from({ length: 50 }, (_, i) =>
+      line(partnerOf(organization(10 + i), `G-${i}`, 'ERP', i)),
+    );
+    const bad = [
+      'not json',
+      '{"partnerId":"X","sourceSystem":"S","changedAt":"soon"}',
+      line({ ...partnerOf(organization(1), 'Y', 'E', 1), names: [], identifiers: [], taxNumbers: [] }),
+    ];
+    const { matches, deadLetters } = await enrich(sandbox, [...good, ...bad]);
+
+    expect(matches).toHaveLength(50);
+    expect(deadLetters.map((d) => (d.headers as Record<string, string>)['pe.error.code'])).toEqual([
+      'DECODE_NOT_JSON',
+      'DECODE_INVALID_FIELDS',
+      'MAPPING_NO_NAME_OR_IDENTIFIER',
+    ]);
+    expect(deadLetters[0]?.value).toBe('not json');
+  });
+});
