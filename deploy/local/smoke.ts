@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
+import { waitForLeaders } from '../../src/kafka/topics.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { defaultInfrastructureOptions, startInfrastructure } from './infra.ts';
 
@@ -22,7 +23,8 @@ try {
   const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }] });
+  await waitForLeaders(admin, [topic]);
   const registry = new SchemaRegistry({ host: infra.schemaRegistryUrl });
   const { id } = await registry.register(
     { type: SchemaType.AVRO, schema: pipelineSchema('PartnerRecord').text },

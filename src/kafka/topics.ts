@@ -34,12 +34,41 @@ export async function createPipelineTopics(
   ].filter((t) => !existing.has(t.topic));
   if (wanted.length === 0) return [];
   await admin.createTopics({
-    waitForLeaders: true,
+    waitForLeaders: false,
     topics: wanted.map((t) => ({
       ...t,
       numPartitions: layout.partitions,
       replicationFactor: layout.replicationFactor,
     })),
   });
+  await waitForLeaders(
+    admin,
+    wanted.map((t) => t.topic),
+  );
   return wanted.map((t) => t.topic);
+}
+
+/**
+ * Resolves once every partition of the topics has a leader. kafkajs's own wait gives up
+ * when a KRaft broker answers "unknown topic" for a topic it created a moment ago (its
+ * metadata cache lags under load); here that answer just means "not yet".
+ */
+export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics: metadata } = await admin.fetchTopicMetadata({ topics });
+      if (
+        metadata.length === topics.length &&
+        metadata.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0))
+      ) {
+        return;
+      }
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`topics without leaders after ${timeoutMs} ms: ${topics.join(', ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }

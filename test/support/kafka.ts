@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { inject } from 'vitest';
+import { waitForLeaders } from '../../src/kafka/topics.ts';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
 
@@ -22,7 +23,11 @@ export async function withTopics(
 ): Promise<{ admin: Admin; cleanup: () => Promise<void> }> {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics, waitForLeaders: true });
+  await admin.createTopics({ topics, waitForLeaders: false });
+  await waitForLeaders(
+    admin,
+    topics.map((t) => t.topic),
+  );
   return {
     admin,
     cleanup: async () => {
