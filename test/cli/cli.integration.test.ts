@@ -1,6 +1,5 @@
 // The `partner-enrich` command as an operator runs it: a separate process configured by
 // environment variables, against the test broker and registry and a sandbox.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -9,8 +8,10 @@ import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { runCli, startCli } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
+  dropTopics,
   partnerEncoder,
   produce,
   readAll,
@@ -19,12 +20,8 @@ import {
 import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
-const CLI = ['src/cli/main.ts'];
-const NODE = 'node_modules/.bin/node';
-
 function cliEnv(sandboxUrl: string, topics: Config['topics'], groupId: string): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH,
     PARTNER_ENRICH_KAFKA__BROKERS: inject('kafkaBrokers'),
     PARTNER_ENRICH_KAFKA__GROUP_ID: groupId,
     PARTNER_ENRICH_SCHEMA_REGISTRY__URL: inject('schemaRegistryUrl'),
@@ -42,19 +39,6 @@ function cliEnv(sandboxUrl: string, topics: Config['topics'], groupId: string): 
     PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: '0',
     PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
   };
-}
-
-async function runCli(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(NODE, [...CLI, ...args], { env });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
 }
 
 describe('partner-enrich CLI against Kafka', () => {
@@ -77,18 +61,7 @@ describe('partner-enrich CLI against Kafka', () => {
     }).map((r) => r.partner as PartnerRecord);
   });
   afterAll(async () => {
-    const admin = kafka.admin();
-    await admin.connect();
-    const names = [
-      topics.input,
-      topics.matches,
-      topics.events,
-      topics.storage,
-      topics.deadLetters,
-      topics.state,
-    ];
-    await admin.deleteTopics({ topics: names }).catch(() => {});
-    await admin.disconnect();
+    await dropTopics(kafka, topics);
     for (const t of [topics.input, topics.matches, topics.events, topics.storage])
       await deleteSubject(`${t}-value`);
     await sandbox?.close();
@@ -116,10 +89,10 @@ describe('partner-enrich CLI against Kafka', () => {
       { key: invalid.partnerId, value: await encode(invalid) },
     ]);
 
-    const child: ChildProcess = spawn(NODE, [...CLI, 'run'], { env });
+    const child = startCli(['run'], env);
     let logs = '';
-    child.stdout?.on('data', (chunk) => (logs += chunk));
-    child.stderr?.on('data', (chunk) => (logs += chunk));
+    child.stdout?.on('data', (chunk: Buffer) => (logs += chunk));
+    child.stderr?.on('data', (chunk: Buffer) => (logs += chunk));
     try {
       await eventually(
         () => /"metrics":"(http:[^"]+)\/metrics"/.test(logs),

@@ -1,30 +1,17 @@
 // The command line without Kafka: help texts, configuration check, and the embedded
 // default (`demo`, what `npm start` runs) on a small input.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn('node_modules/.bin/node', ['src/cli/main.ts', ...args], {
-    env: { PATH: process.env.PATH, ...env },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
+import { runCli } from '../support/cli.ts';
 
 // Each test starts a Node process that loads the whole CLI; on a busy 2-core machine that takes seconds.
 describe('partner-enrich', { timeout: 60_000 }, () => {
   it.each(['run', 'demo', 'dlq replay', 'topics create', 'config check', 'sandbox'])(
     '%s --help describes the command',
     async (command) => {
-      const { code, stdout } = await cli([...command.split(' '), '--help']);
+      const { code, stdout } = await runCli([...command.split(' '), '--help']);
       expect(code).toBe(0);
       expect(stdout).toMatch(new RegExp(`^Usage: partner-enrich ${command}`));
       expect(stdout.length).toBeGreaterThan(100);
@@ -32,7 +19,7 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
   );
 
   it('config check prints the validated configuration with secrets redacted', async () => {
-    const { code, stdout } = await cli(['config', 'check'], {
+    const { code, stdout } = await runCli(['config', 'check'], {
       PARTNER_ENRICH_REFDATA__API_KEY: 'very-secret-key-123',
       PARTNER_ENRICH_KAFKA__BROKERS: 'broker-a:9092,broker-b:9092',
     });
@@ -43,7 +30,7 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
   });
 
   it('config check rejects an invalid value with its path and a stable code, without echoing it', async () => {
-    const { code, stderr } = await cli(['config', 'check'], {
+    const { code, stderr } = await runCli(['config', 'check'], {
       PARTNER_ENRICH_REFDATA__API_KEY: 'k',
       PARTNER_ENRICH_BATCHING__MAX_TASKS: '0',
     });
@@ -56,7 +43,7 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 400);
     await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
-    const { code, stdout, stderr } = await cli([
+    const { code, stdout, stderr } = await runCli([
       'demo',
       '--no-progress',
       '--input',

@@ -52,18 +52,23 @@ export async function createTopicsFor(kafka: Kafka, topics: Config['topics']): P
   const admin = kafka.admin();
   await admin.connect();
   await createPipelineTopics(admin, topics, topics);
-  return async () => {
-    const names = [
-      topics.input,
-      topics.matches,
-      topics.events,
-      topics.storage,
-      topics.deadLetters,
-      topics.state,
-    ];
-    await admin.deleteTopics({ topics: names }).catch(() => {});
-    await admin.disconnect();
-  };
+  await admin.disconnect();
+  return () => dropTopics(kafka, topics);
+}
+
+export async function dropTopics(kafka: Kafka, topics: Config['topics']): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const names = [
+    topics.input,
+    topics.matches,
+    topics.events,
+    topics.storage,
+    topics.deadLetters,
+    topics.state,
+  ];
+  await admin.deleteTopics({ topics: names }).catch(() => {});
+  await admin.disconnect();
 }
 
 /** Registers PartnerRecord under the input topic's subject and returns the Avro encoder of upstream producers. */
