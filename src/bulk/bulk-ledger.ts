@@ -45,8 +45,9 @@ export class BulkLedger {
     this.#index(entry);
   }
 
-  /** Drops bulks whose every record lies below the committed positions. */
-  async release(committed: { topic: string; partition: number; offset: number }[]): Promise<void> {
+  /** Drops bulks whose every record lies below the committed positions; returns their ids. */
+  async release(committed: { topic: string; partition: number; offset: number }[]): Promise<string[]> {
+    const released: string[] = [];
     const commits = new Map(committed.map((c) => [positionKey(c), c.offset]));
     const isCommitted = (p: SourcePosition) => p.offset < (commits.get(positionKey(p)) ?? -1);
     for (const entry of [...this.#entries.values()]) {
@@ -54,7 +55,9 @@ export class BulkLedger {
       await this.#store.remove(entry.bulkId);
       this.#entries.delete(entry.bulkId);
       for (const task of entry.tasks) for (const p of task.positions) this.#byRecord.delete(recordKey(p));
+      released.push(entry.bulkId);
     }
+    return released;
   }
 
   #index(entry: LedgerEntry): void {

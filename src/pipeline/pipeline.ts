@@ -92,7 +92,6 @@ export class Pipeline {
   readonly #retryTimers = new Set<NodeJS.Timeout>();
   #intake: Promise<void> = Promise.resolve();
   #inFlight = 0;
-  #tasksInFlight = 0;
   #commitTimer: NodeJS.Timeout | undefined;
   #pendingCommits = new Map<string, Committable>();
   #fatal: Error | undefined;
@@ -108,11 +107,6 @@ export class Pipeline {
     this.#scheduler = new KeyScheduler((work) => this.#dispatch(work));
     this.#batcher = new Batcher(options, (batch) => void this.#bulkLimit(() => this.#lookup(batch)));
     this.#bulkLimit = pLimit(options.maxConcurrentBulks);
-  }
-
-  /** Records accepted and not yet finished. */
-  get inFlight(): number {
-    return this.#inFlight;
   }
 
   get coalesced(): number {
@@ -247,20 +241,16 @@ export class Pipeline {
   async #lookup(batch: PartnerWork[]): Promise<void> {
     const live = batch.filter((work) => work.state === 'submitted');
     if (live.length === 0) return;
-    this.#setTasksInFlight(live.length);
     let started: number | undefined;
     try {
-      const bulkId = await this.#submitBulk(live);
-      started = Date.now();
+      const bulkId = await this.#submitBulk(live, () => (started = Date.now()));
       const results = await this.#parts.runner.collect(bulkId);
-      this.#observer.bulkFinished?.(bulkId, live.length, Date.now() - started);
+      this.#observer.bulkFinished?.(bulkId, live.length, Date.now() - (started ?? Date.now()));
       for (const work of live) this.#settle(work, bulkId, results.get(work.id));
     } catch (error) {
       const failure = asPipelineError(error);
       if (started !== undefined) this.#observer.bulkFailed?.(live.length, failure.code, Date.now() - started);
       for (const work of live) this.#retryOrFail(work, failure);
-    } finally {
-      this.#setTasksInFlight(-live.length);
     }
   }
 
@@ -269,10 +259,11 @@ export class Pipeline {
    * spent on a bulk that was never submitted, or a bulk submitted but not recorded, would
    * be paid for again after a restart.
    */
-  #submitBulk(works: PartnerWork[]): Promise<string> {
+  #submitBulk(works: PartnerWork[], onSubmitting: () => void): Promise<string> {
     const admission = (async () => {
       await this.#parts.quota?.acquire(works.length);
       for (const work of works) work.attempts += 1;
+      onSubmitting();
       this.#observer.bulkSubmitted?.(works.length);
       return this.#parts.runner.submit(
         works.map((work) => ({
@@ -405,18 +396,15 @@ export class Pipeline {
     this.#pendingCommits = new Map();
     await this.#parts.source.commit(positions);
     this.#observer.committed?.(positions);
-    await this.#parts.ledger.release(this.#watermark.committed());
+    for (const bulkId of await this.#parts.ledger.release(this.#watermark.committed())) {
+      this.#parts.runner.forgetResumed(bulkId);
+    }
   }
 
   #wakeIdle(): void {
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const wake of waiters) wake();
-  }
-
-  #setTasksInFlight(delta: number): void {
-    this.#tasksInFlight += delta;
-    this.#observer.tasksInFlight?.(this.#tasksInFlight);
   }
 
   /** Pauses intake for a reason; the source resumes when no reason is left. */

@@ -37,7 +37,6 @@ export interface PipelineObserver {
   intakePaused?(reason: string): void;
   intakeResumed?(reason: string): void;
   quotaUsed?(amount: number): void;
-  tasksInFlight?(count: number): void;
   committed?(positions: Committable[]): void;
 }
 
@@ -52,7 +51,6 @@ const OBSERVER_EVENTS = [
   'intakePaused',
   'intakeResumed',
   'quotaUsed',
-  'tasksInFlight',
   'committed',
 ] as const satisfies readonly (keyof PipelineObserver)[];
 
