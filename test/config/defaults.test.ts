@@ -44,8 +44,8 @@ describe('defaults', () => {
         maxCandidates: 50,
         featuresOn: [],
         featuresOff: [],
-        fullMatchThreshold: 0.85,
-        maybeMatchThreshold: 0.5,
+        fullMatchThreshold: 0.8,
+        maybeMatchThreshold: 0.6,
       },
       batching: { maxTasks: 500, lingerMs: 200, maxInFlightRecords: 20_000, maxConcurrentBulks: 4 },
       quota: {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import type { Organization } from '../../src/sandbox/dataset/organizations.ts';
 import { LOOKUP_FEATURES } from '../../src/sandbox/matching/features.ts';
+import { mostCompleteRecord } from '../../src/sandbox/matching/golden-record.ts';
 import type { MatchCandidate } from '../../src/sandbox/matching/matcher.ts';
 import { Matcher } from '../../src/sandbox/matching/matcher.ts';
 import {
@@ -168,6 +169,14 @@ describe('golden record', () => {
     const mostComplete = Math.max(...ofBest.map((value) => value.completeness));
     expect(page.goldenRecord?.completeness).toBe(mostComplete);
     expect(orgOf(page.goldenRecord)).toBe(listedWidely);
+  });
+
+  it('of a free set of records is the one with most fields filled', () => {
+    const sparse: MatchSubject = { names: ['Acme'], identifiers: [] };
+    const full = subjectOf(dataset.organizations[3] as Organization, { legalForm: 'GmbH' });
+    const partial = subjectOf(dataset.organizations[3] as Organization, { address: { town: 'Berlin' } });
+    expect(mostCompleteRecord([sparse, full, partial])).toBe(1);
+    expect(mostCompleteRecord([])).toBe(-1);
   });
 });
 

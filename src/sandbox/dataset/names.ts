@@ -31,8 +31,17 @@ function tokensOf(part: string): readonly string[] {
 }
 
 function nameOf(parts: readonly string[], industry: string): GeneratedName {
-  const tokens = parts.flatMap(tokensOf);
+  const tokens: string[] = [];
+  for (const part of parts) for (const token of tokensOf(part)) tokens.push(token);
   return { name: parts.join(' '), industry, normalized: { tokens, key: tokens.join('') } };
+}
+
+/** The tokens in sorted order, so that "A & B" and "B und A" are one name. */
+function sortedTokens(tokens: readonly string[]): string {
+  const [first = '', second = ''] = tokens;
+  if (tokens.length <= 1) return first;
+  if (tokens.length === 2) return first < second ? `${first} ${second}` : `${second} ${first}`;
+  return [...tokens].sort().join(' ');
 }
 
 type Pattern = (profile: CountryProfile, random: Random, town: string) => GeneratedName;
@@ -91,8 +100,7 @@ export class UniqueNames {
 
   /** Whether the name was still free in `country` (it is taken now). */
   #claim(country: CountryCode, name: GeneratedName): boolean {
-    // Sorted, so that "A & B" and "B und A" are one name.
-    const key = `${country}:${[...name.normalized.tokens].sort().join(' ')}`;
+    const key = `${country}:${sortedTokens(name.normalized.tokens)}`;
     if (this.#taken.has(key)) return false;
     this.#taken.add(key);
     return true;

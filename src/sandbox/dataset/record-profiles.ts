@@ -15,7 +15,8 @@ import type { OrganizationFacts } from './organizations.ts';
 export interface OrganizationProfile {
   readonly names: readonly NameProfile[];
   readonly legalForm: string | undefined;
-  readonly identifierKinds: readonly IdentifierKind[];
+  /** The organization's identifiers, for their kinds. */
+  readonly sources: readonly { readonly kind: IdentifierKind }[];
   readonly identifiers: readonly string[];
   readonly identifierTypes: readonly string[];
   readonly address: AddressProfile;
@@ -26,7 +27,7 @@ export function organizationProfile(org: OrganizationFacts, coreName: NameProfil
   return {
     names: [coreName],
     legalForm: normalizeLegalForm(org.legalForm.short),
-    identifierKinds: org.identifiers.map((identifier) => identifier.kind),
+    sources: org.identifiers,
     identifiers: org.identifiers.map(normalizeIdentifier),
     identifierTypes: org.identifiers.map((identifier) => identifier.type),
     address: normalizeAddress(org.address),
@@ -54,7 +55,7 @@ export function recordProfile(org: OrganizationProfile, source: DataSource, omit
   let identifiers = org.identifiers;
   let identifierTypes = org.identifierTypes;
   const kinds = (omitted & FIELD.IDENTIFIERS) === 0 ? source.identifierKinds : [];
-  const kept = org.identifierKinds.map((kind) => kinds.includes(kind));
+  const kept = org.sources.map((identifier) => kinds.includes(identifier.kind));
   // Share the organization's arrays when the record holds all of its identifiers.
   if (!kept.every(Boolean)) {
     identifiers = kept.some(Boolean) ? identifiers.filter((_, i) => kept[i]) : NONE;

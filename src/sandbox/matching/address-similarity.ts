@@ -32,33 +32,73 @@ export interface AddressComparison {
   readonly coverage: number;
 }
 
-function compareAddressReading(query: AddressProfile, record: AddressProfile): AddressComparison {
-  let weighted = 0;
-  let coverage = 0;
-  if (query.postCode !== undefined && record.postCode !== undefined) {
-    weighted += ADDRESS_WEIGHTS.postCode * postCodeSimilarity(query.postCode, record.postCode);
-    coverage += ADDRESS_WEIGHTS.postCode;
+/** Street and town similarities of one reading of the query's address, remembered per record value. */
+class ReadingComparer {
+  readonly #query: AddressProfile;
+  // A lookup's candidates share few streets and fewer towns; compare each value once.
+  readonly #streets = new Map<string, number>();
+  readonly #towns = new Map<string, number>();
+
+  constructor(query: AddressProfile) {
+    this.#query = query;
   }
-  if (query.town !== undefined && record.town !== undefined) {
-    weighted += ADDRESS_WEIGHTS.town * townSimilarity(query.town, record.town);
-    coverage += ADDRESS_WEIGHTS.town;
-  }
-  if (query.street !== undefined && record.street !== undefined) {
-    let similarity = editSimilarity(query.street, record.street, 0.34);
-    // The house number only tells something once the street agrees.
-    if (query.houseNumber !== undefined && record.houseNumber !== undefined) {
-      similarity *= 0.7 + 0.3 * houseNumberSimilarity(query.houseNumber, record.houseNumber);
+
+  compare(record: AddressProfile): AddressComparison {
+    const query = this.#query;
+    let weighted = 0;
+    let coverage = 0;
+    if (query.postCode !== undefined && record.postCode !== undefined) {
+      weighted += ADDRESS_WEIGHTS.postCode * postCodeSimilarity(query.postCode, record.postCode);
+      coverage += ADDRESS_WEIGHTS.postCode;
     }
-    weighted += ADDRESS_WEIGHTS.street * similarity;
-    coverage += ADDRESS_WEIGHTS.street;
+    if (query.town !== undefined && record.town !== undefined) {
+      weighted += ADDRESS_WEIGHTS.town * remembered(this.#towns, query.town, record.town, townSimilarity);
+      coverage += ADDRESS_WEIGHTS.town;
+    }
+    if (query.street !== undefined && record.street !== undefined) {
+      let similarity = remembered(this.#streets, query.street, record.street, streetSimilarity);
+      // The house number only tells something once the street agrees.
+      if (query.houseNumber !== undefined && record.houseNumber !== undefined) {
+        similarity *= 0.7 + 0.3 * houseNumberSimilarity(query.houseNumber, record.houseNumber);
+      }
+      weighted += ADDRESS_WEIGHTS.street * similarity;
+      coverage += ADDRESS_WEIGHTS.street;
+    }
+    return { similarity: coverage === 0 ? 0 : weighted / coverage, coverage };
   }
-  return { similarity: coverage === 0 ? 0 : weighted / coverage, coverage };
 }
 
-/** The query's address against the record's, read as given or with street and town swapped. */
-export function compareAddresses(query: QueryProfile, record: AddressProfile): AddressComparison {
-  const asGiven = compareAddressReading(query.address, record);
-  if (query.swappedAddress === undefined || asGiven.similarity === 1) return asGiven;
-  const asSwapped = compareAddressReading(query.swappedAddress, record);
-  return asSwapped.similarity > asGiven.similarity ? asSwapped : asGiven;
+const streetSimilarity = (a: string, b: string): number => editSimilarity(a, b, 0.34);
+
+function remembered(
+  memo: Map<string, number>,
+  query: string,
+  record: string,
+  similarity: (a: string, b: string) => number,
+): number {
+  let value = memo.get(record);
+  if (value === undefined) memo.set(record, (value = similarity(query, record)));
+  return value;
+}
+
+/**
+ * Compares one query's address with records' addresses, read as given or with street and
+ * town swapped, whichever agrees better. One per lookup.
+ */
+export class AddressComparer {
+  readonly #asGiven: ReadingComparer;
+  readonly #asSwapped: ReadingComparer | undefined;
+
+  constructor(query: QueryProfile) {
+    this.#asGiven = new ReadingComparer(query.address);
+    this.#asSwapped =
+      query.swappedAddress === undefined ? undefined : new ReadingComparer(query.swappedAddress);
+  }
+
+  compare(record: AddressProfile): AddressComparison {
+    const asGiven = this.#asGiven.compare(record);
+    if (this.#asSwapped === undefined || asGiven.similarity === 1) return asGiven;
+    const asSwapped = this.#asSwapped.compare(record);
+    return asSwapped.similarity > asGiven.similarity ? asSwapped : asGiven;
+  }
 }

@@ -71,10 +71,10 @@ export function buildMatchIndexFromProfiles(
   const entityKeys: number[] = [];
   const slotOfRecord: number[] = [];
   const slots: RecordSlot[] = [];
-  const slotByKey = new Map<string, number>();
+  const slotByKey = new Map<string, Map<string | undefined, number>>();
   const tokenLists = new Map<string, Map<string, number[]>>();
   const recordsPerCountry = new Map<string, number>();
-  const postCodeLists = new Map<string, number[]>();
+  const postCodeLists = new Map<string, Map<string, number[]>>();
   const identifierLists = new Map<string, number[]>();
   let previousNames: readonly NameProfile[] | undefined;
   let previousCountry = '';
@@ -83,15 +83,16 @@ export function buildMatchIndexFromProfiles(
   for (const record of records) {
     const index = svcIds.length;
     const profile = record.profile;
-    const slotKey = `${record.dataSourceId}\u0000${record.storageId ?? ''}`;
-    let slot = slotByKey.get(slotKey);
+    let slotsOfSource = slotByKey.get(record.dataSourceId);
+    if (slotsOfSource === undefined) slotByKey.set(record.dataSourceId, (slotsOfSource = new Map()));
+    let slot = slotsOfSource.get(record.storageId);
     if (slot === undefined) {
       const access = accessById.get(record.dataSourceId);
       if (access === undefined)
         throw new RangeError(`record ${record.svcId} names unknown data source ${record.dataSourceId}`);
       slot = slots.length;
       slots.push({ dataSourceId: access.id, storageId: record.storageId, activatedBy: access.activatedBy });
-      slotByKey.set(slotKey, slot);
+      slotsOfSource.set(record.storageId, slot);
     }
     svcIds.push(record.svcId);
     profiles.push(profile);
@@ -112,8 +113,11 @@ export function buildMatchIndexFromProfiles(
       previousCountry = country;
     }
     for (const list of previousLists) if (list[list.length - 1] !== index) list.push(index);
-    if (profile.address.postCode !== undefined)
-      push(postCodeLists, `${country}\u0000${profile.address.postCode}`, index);
+    if (profile.address.postCode !== undefined) {
+      let countryPostCodes = postCodeLists.get(country);
+      if (countryPostCodes === undefined) postCodeLists.set(country, (countryPostCodes = new Map()));
+      push(countryPostCodes, profile.address.postCode, index);
+    }
     for (const identifier of profile.identifiers) push(identifierLists, identifier, index);
   }
 

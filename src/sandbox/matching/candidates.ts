@@ -7,7 +7,7 @@ import type { MatchProfile } from './profile.ts';
 // against "... Lebensmittel Frankfurt am Main"); a misspelt token counts a little less; the
 // post code adds as much as a common word, so that a badly misspelt name at the right address
 // still gets in.
-const IDENTIFIER_WEIGHT = 100_000;
+const IDENTIFIER_WEIGHT = 10_000;
 const SIMILAR_TOKEN_FACTOR = 0.7;
 const POST_CODE_WEIGHT = 16;
 /** Postings up to this length bring new candidates in; longer ones only add to known candidates. */
@@ -116,7 +116,9 @@ export class CandidateCollector {
     for (let i = 0; i < this.#touchedCount; i++) {
       const record = touched[i] ?? 0;
       if (allowed[slotOfRecord[record] ?? 0] !== 1) preScores[record] = -1;
-      else best = Math.max(best, preScores[record] ?? 0);
+      // The floor is set by the name and address evidence: an identifier hit must not push
+      // out every record that only resembles the query.
+      else best = Math.max(best, (preScores[record] ?? 0) % IDENTIFIER_WEIGHT);
     }
     // Records far behind the best pre-score cannot catch up in the full score; dropping them
     // before sorting keeps a query sharing only a common word with thousands of records cheap.

@@ -2,6 +2,7 @@
 // that "Gesellschaft mit beschränkter Haftung" = "GmbH" and "Limited" = "Ltd". Variants are
 // written as folded tokens (see text.ts): "S.à r.l." folds to "sa rl", "Sp. z o.o." to "sp z oo".
 
+import { memoize } from './memo.ts';
 import { editDistance } from './similarity.ts';
 
 const VARIANTS: Readonly<Record<string, readonly string[]>> = {
@@ -93,7 +94,14 @@ function isMisspelt(written: string, form: string, onlyWordOfForm: boolean, only
   return editDistance(written, form, 1) <= 1;
 }
 
+/** The code of `tokens` read as a legal form with misspelt words (see isMisspelt), if any. */
 function misspeltLegalForm(tokens: readonly string[]): string | undefined {
+  return misspeltLegalFormOf(tokens.join(' '));
+}
+
+// Names end in the same few words over and over; remember what each ending reads as.
+const misspeltLegalFormOf = memoize((written: string): string | undefined => {
+  const tokens = written.split(' ');
   for (const variant of VARIANTS_BY_LENGTH.get(tokens.length) ?? []) {
     let mismatches = 0;
     for (let i = 0; i < tokens.length; i++) if (variant.tokens[i] !== tokens[i]) mismatches++;
@@ -105,7 +113,7 @@ function misspeltLegalForm(tokens: readonly string[]): string | undefined {
     if (matches) return variant.code;
   }
   return undefined;
-}
+});
 
 export interface LegalFormSplit {
   /** Name tokens before the legal form. */

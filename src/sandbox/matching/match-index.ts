@@ -1,6 +1,7 @@
 import type { LookupFeature } from './features.ts';
 import type { MatchProfile } from './profile.ts';
 import { profileCompleteness } from './profile.ts';
+import { memoize } from './memo.ts';
 import { editDistance } from './similarity.ts';
 
 /** Record indexes in ascending order. */
@@ -29,7 +30,8 @@ export interface MatchIndexParts {
   readonly slotOfRecord: Uint16Array;
   readonly slots: readonly RecordSlot[];
   readonly tokensByCountry: ReadonlyMap<string, CountryTokens>;
-  readonly postCodes: ReadonlyMap<string, Postings>;
+  /** Per country, post code to records. */
+  readonly postCodes: ReadonlyMap<string, ReadonlyMap<string, Postings>>;
   readonly identifiers: ReadonlyMap<string, Postings>;
 }
 
@@ -43,7 +45,7 @@ const UNCOMMON_TOKEN_RECORDS = 10;
 /**
  * Blocking structures over every record, so that a lookup touches the few hundred records
  * sharing a name token, post code or identifier with the query instead of all of them.
- * Built once by buildMatchIndex; read-only afterwards.
+ * Built once by buildMatchIndex; lookups only read it, apart from remembering similar tokens.
  */
 export class MatchIndex {
   readonly size: number;
@@ -53,14 +55,15 @@ export class MatchIndex {
   readonly entityKeys: Int32Array;
   readonly slotOfRecord: Uint16Array;
   /** profileCompleteness of each record. */
-  readonly completeness: Float32Array;
+  readonly completeness: Float64Array;
   readonly slots: readonly RecordSlot[];
   /** Countries with records, '' standing for records without a country. */
   readonly countries: readonly string[];
   readonly #tokensByCountry: ReadonlyMap<string, CountryTokens>;
-  readonly #postCodes: ReadonlyMap<string, Postings>;
+  readonly #postCodes: ReadonlyMap<string, ReadonlyMap<string, Postings>>;
   readonly #identifiers: ReadonlyMap<string, Postings>;
   readonly #recordBySvcId: ReadonlyMap<string, number>;
+  readonly #similar = new Map<string, (token: string) => readonly string[]>();
 
   constructor(parts: MatchIndexParts) {
     this.size = parts.svcIds.length;
@@ -68,13 +71,16 @@ export class MatchIndex {
     this.profiles = parts.profiles;
     this.entityKeys = parts.entityKeys;
     this.slotOfRecord = parts.slotOfRecord;
-    this.completeness = Float32Array.from(parts.profiles, profileCompleteness);
+    this.completeness = new Float64Array(parts.profiles.length);
+    parts.profiles.forEach((profile, record) => (this.completeness[record] = profileCompleteness(profile)));
     this.slots = parts.slots;
     this.countries = [...parts.tokensByCountry.keys()];
     this.#tokensByCountry = parts.tokensByCountry;
     this.#postCodes = parts.postCodes;
     this.#identifiers = parts.identifiers;
-    this.#recordBySvcId = new Map(parts.svcIds.map((svcId, index) => [svcId, index]));
+    const recordBySvcId = new Map<string, number>();
+    parts.svcIds.forEach((svcId, record) => recordBySvcId.set(svcId, record));
+    this.#recordBySvcId = recordBySvcId;
   }
 
   recordIndexOf(svcId: string): number | undefined {
@@ -104,6 +110,14 @@ export class MatchIndex {
 
   /** Known tokens of `country` within one edit of `token` (two for long tokens), `token` excluded. */
   similarTokens(country: string, token: string): readonly string[] {
+    // Queries keep using the same words; remember the answer per country and word.
+    let ofCountry = this.#similar.get(country);
+    if (ofCountry === undefined)
+      this.#similar.set(country, (ofCountry = memoize((word) => this.#findSimilar(country, word))));
+    return ofCountry(token);
+  }
+
+  #findSimilar(country: string, token: string): readonly string[] {
     const deletions = this.#tokensByCountry.get(country)?.deletions;
     if (deletions === undefined || token.length < MIN_FUZZY_TOKEN_LENGTH) return EMPTY;
     const found = new Set<string>(deletions.get(token) ?? EMPTY);
@@ -116,7 +130,7 @@ export class MatchIndex {
   }
 
   postCodePostings(country: string, postCode: string): Postings | undefined {
-    return this.#postCodes.get(`${country}\u0000${postCode}`);
+    return this.#postCodes.get(country)?.get(postCode);
   }
 
   identifierPostings(value: string): Postings | undefined {

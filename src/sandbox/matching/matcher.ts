@@ -8,7 +8,7 @@ import { parseLookupOptions } from './options.ts';
 import { compareRanked, pageOf } from './paging.ts';
 import type { MatchProfile, NameProfile } from './profile.ts';
 import { normalizeQuery } from './profile.ts';
-import { scoreRecord } from './scoring.ts';
+import { RecordScorer } from './scoring.ts';
 import { allowedSlots } from './source-filter.ts';
 import { parseTextQuery, scoreTextMatch } from './text-search.ts';
 import type { MatchSubject } from './subject.ts';
@@ -55,7 +55,7 @@ function hasContent(profile: MatchProfile): boolean {
 export class Matcher {
   readonly #index: MatchIndex;
   readonly #collector: CandidateCollector;
-  // Keyed by the record's names array, which is fixed for the index's lifetime.
+  // Keyed by the record's names array: fixed for the index's lifetime and, like the record, of one country.
   readonly #weightsOfNames = new WeakMap<readonly NameProfile[], readonly (readonly number[])[]>();
 
   constructor(index: MatchIndex) {
@@ -99,13 +99,20 @@ export class Matcher {
       'ACTIVATE_IDENTIFIER_ONLY_MATCH',
     );
     const queryWeights = new Map<string, number[][]>();
-    return this.#rankWith(query, options, identifierOnly, (record, country) => {
-      let weights = queryWeights.get(country);
-      if (weights === undefined)
-        queryWeights.set(country, (weights = this.#queryWeights(query.names, country)));
-      const recordWeights = this.#recordWeights(record.names, country);
-      return scoreRecord({ query, queryWeights: weights, record, recordWeights }, identifierOnly);
-    });
+    const scorer = new RecordScorer(
+      query,
+      {
+        ofQuery: (country) => {
+          let weights = queryWeights.get(country);
+          if (weights === undefined)
+            queryWeights.set(country, (weights = this.#queryWeights(query.names, country)));
+          return weights;
+        },
+        ofRecord: (names, country) => this.#recordWeights(names, country),
+      },
+      identifierOnly,
+    );
+    return this.#rankWith(query, options, identifierOnly, (record) => scorer.score(record));
   }
 
   #rankWith(

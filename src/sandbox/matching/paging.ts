@@ -19,7 +19,7 @@ export function encodeCursor(last: Rankable): string {
   return Buffer.from(JSON.stringify([last.score, last.svcId]), 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): Rankable {
+function decodeCursor(cursor: string): Rankable {
   let decoded: unknown;
   try {
     decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

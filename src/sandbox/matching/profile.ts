@@ -68,9 +68,6 @@ export function parseName(name: string): ParsedName {
 
 export const normalizeName = (name: string): NameProfile => parseName(name).name;
 
-/** For a name known to end without a legal form; skips looking for one. */
-export const normalizeNameWithoutLegalForm = (name: string): NameProfile => canonicalName(tokenize(name));
-
 export const normalizeLegalForm = memoize((legalForm: string) => legalFormCode(tokenize(legalForm)));
 
 // Some registers append the tax to the Swiss UID ("CHE-123.456.789 MWST"); it is the same number.
@@ -174,7 +171,7 @@ export function normalizeQuery(subject: MatchSubject): QueryProfile {
 }
 
 /** Fields counted by `profileCompleteness`. */
-export const COMPLETENESS_FIELD_COUNT = 9;
+const COMPLETENESS_FIELD_COUNT = 9;
 
 /**
  * Share of filled fields after normalisation, 0..1, over name, legal form, identifier,
@@ -188,9 +185,11 @@ export function profileCompleteness(profile: MatchProfile): number {
   if (profile.names.length > 0) filled++;
   if (profile.legalForm !== undefined) filled++;
   if (profile.identifiers.length > 0) filled++;
-  for (const part of [address.street, address.houseNumber, address.postCode, address.town, address.region]) {
-    if (part !== undefined) filled++;
-  }
+  if (address.street !== undefined) filled++;
+  if (address.houseNumber !== undefined) filled++;
+  if (address.postCode !== undefined) filled++;
+  if (address.town !== undefined) filled++;
+  if (address.region !== undefined) filled++;
   if (address.country !== undefined) filled++;
   return filled / COMPLETENESS_FIELD_COUNT;
 }

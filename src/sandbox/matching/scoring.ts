@@ -1,12 +1,12 @@
-import { compareAddresses } from './address-similarity.ts';
+import { AddressComparer } from './address-similarity.ts';
 import type { MatchProfile, NameProfile, QueryProfile } from './profile.ts';
 import { editDistance, editSimilarity } from './similarity.ts';
 
 /**
- * Tuning of the score, in one place. The values come from bench/matching/quality.ts: they
- * keep precision of the best match above 0.97 while recall stays above 0.9 (see its report).
+ * Tuning of the score, in one place, set by measuring with bench/matching/quality.ts (precision
+ * and recall of the best match, and false positives for absent organizations).
  */
-export const SCORING = {
+const SCORING = {
   /**
    * Name similarity is raised to this power: one misspelt word of three costs little, a whole
    * different word (same surname, other trade) costs much, which separates namesakes.
@@ -29,7 +29,7 @@ export const SCORING = {
   identifierConflictFactor: 0.7,
   /** Without any name in the query the address alone decides, and it decides weakly. */
   addressOnlyCeiling: 0.8,
-};
+} as const;
 
 /**
  * Similarity of two name tokens: equal, one or two slips apart (two only in long words), or an
@@ -51,16 +51,20 @@ export function tokenSimilarity(a: string, b: string): number {
 
 let bestForRecordToken = new Float64Array(16);
 
+/** Similarity of query token `i` to a record token; see NameComparer for a remembering one. */
+type TokenSimilarityOf = (i: number, recordToken: string) => number;
+
 /**
  * Weighted soft overlap of the two token sets (harmonic mean of the share of each side's
  * weight that finds a similar token on the other), or the similarity of the names written
  * without spaces when that is higher ("Nord Tec" vs "Nordtec").
  */
-export function nameSimilarity(
+function nameSimilarity(
   query: NameProfile,
   queryWeights: readonly number[],
   record: NameProfile,
   recordWeights: readonly number[],
+  similarityOf: TokenSimilarityOf = (i, token) => tokenSimilarity(query.tokens[i] ?? '', token),
 ): number {
   if (query.key === record.key) return 1;
   if (bestForRecordToken.length < record.tokens.length)
@@ -68,17 +72,17 @@ export function nameSimilarity(
   bestForRecordToken.fill(0, 0, record.tokens.length);
   let queryMatched = 0;
   let queryTotal = 0;
-  query.tokens.forEach((queryToken, i) => {
+  for (let i = 0; i < query.tokens.length; i++) {
     let best = 0;
     record.tokens.forEach((recordToken, j) => {
-      const similarity = tokenSimilarity(queryToken, recordToken);
+      const similarity = similarityOf(i, recordToken);
       if (similarity > best) best = similarity;
       if (similarity > (bestForRecordToken[j] ?? 0)) bestForRecordToken[j] = similarity;
     });
     const weight = queryWeights[i] ?? 1;
     queryMatched += weight * best;
     queryTotal += weight;
-  });
+  }
   let recordMatched = 0;
   let recordTotal = 0;
   record.tokens.forEach((_, j) => {
@@ -90,16 +94,17 @@ export function nameSimilarity(
   const recordShare = recordTotal === 0 ? 0 : recordMatched / recordTotal;
   const tokenScore =
     queryShare + recordShare === 0 ? 0 : (2 * queryShare * recordShare) / (queryShare + recordShare);
-  // Only near-identical spellings count here; a long shared suffix ("...medizintechnik") must not.
+  if (tokenScore >= 0.95) return tokenScore;
+  // Written together, names compare across a lost or added space ("Nord Tec" for "Nordtec")
+  // and a word with two slips; only near-identical spellings count, not a long shared ending
+  // ("...medizintechnik").
   return Math.max(tokenScore, editSimilarity(query.key, record.key, 0.15));
 }
 
-export interface ScoringInput {
-  readonly query: QueryProfile;
-  /** Query name token weights per name, in the record's country. */
-  readonly queryWeights: readonly (readonly number[])[];
-  readonly record: MatchProfile;
-  readonly recordWeights: readonly (readonly number[])[];
+/** Token weights (see MatchIndex.tokenWeight) the scorer needs, per name, in a country. */
+export interface TokenWeights {
+  ofQuery(country: string): readonly (readonly number[])[];
+  ofRecord(names: readonly NameProfile[], country: string): readonly (readonly number[])[];
 }
 
 function sharesIdentifier(query: MatchProfile, record: MatchProfile): boolean {
@@ -120,43 +125,90 @@ function conflictingIdentifier(query: MatchProfile, record: MatchProfile): boole
   });
 }
 
-/** Score of a record for a query, 0..1. */
-export function scoreRecord(
-  { query, queryWeights, record, recordWeights }: ScoringInput,
-  identifierOnly: boolean,
-): number {
-  const identified = sharesIdentifier(query, record);
-  if (identifierOnly) return identified ? 1 : 0;
-  const address = compareAddresses(query, record.address);
-  let score: number;
-  if (query.names.length === 0) {
-    score = SCORING.addressOnlyCeiling * address.similarity * address.coverage;
-  } else {
-    let name = 0;
-    query.names.forEach((queryName, i) => {
-      record.names.forEach((recordName, j) => {
-        name = Math.max(
-          name,
-          nameSimilarity(queryName, queryWeights[i] ?? [], recordName, recordWeights[j] ?? []),
+/**
+ * Scores records for one query, 0..1. One per lookup: it remembers what the candidates share
+ * (an organization's records share their names, many candidates share words and streets).
+ */
+export class RecordScorer {
+  readonly #query: QueryProfile;
+  readonly #weights: TokenWeights;
+  readonly #identifierOnly: boolean;
+  readonly #address: AddressComparer;
+  readonly #nameScores = new Map<readonly NameProfile[], number>();
+  /** Per query name: similarity of its tokens to record tokens, remembered per record token. */
+  readonly #tokenSimilarities: readonly TokenSimilarityOf[];
+
+  constructor(query: QueryProfile, weights: TokenWeights, identifierOnly: boolean) {
+    this.#query = query;
+    this.#weights = weights;
+    this.#identifierOnly = identifierOnly;
+    this.#address = new AddressComparer(query);
+    this.#tokenSimilarities = query.names.map((name) => {
+      const memos = name.tokens.map(() => new Map<string, number>());
+      return (i, recordToken) => {
+        const memo = memos[i];
+        let similarity = memo?.get(recordToken);
+        if (similarity === undefined) {
+          similarity = tokenSimilarity(name.tokens[i] ?? '', recordToken);
+          memo?.set(recordToken, similarity);
+        }
+        return similarity;
+      };
+    });
+  }
+
+  score(record: MatchProfile): number {
+    const query = this.#query;
+    const identified = sharesIdentifier(query, record);
+    if (this.#identifierOnly) return identified ? 1 : 0;
+    const address = this.#address.compare(record.address);
+    let score: number;
+    if (query.names.length === 0) {
+      score = SCORING.addressOnlyCeiling * address.similarity * address.coverage;
+    } else {
+      let name = this.#nameScore(record) ** SCORING.nameExponent;
+      if (
+        query.legalForm !== undefined &&
+        record.legalForm !== undefined &&
+        query.legalForm !== record.legalForm
+      ) {
+        name *= SCORING.legalFormMismatchFactor;
+      }
+      const ceiling = SCORING.nameOnlyCeiling + (1 - SCORING.nameOnlyCeiling) * address.coverage;
+      score = name * (1 - SCORING.addressInfluence * address.coverage * (1 - address.similarity)) * ceiling;
+      if (address.coverage >= 0.5 && address.similarity < SCORING.contradictionBelow) {
+        score *= SCORING.contradictionFactor;
+      }
+    }
+    if (query.country !== undefined && record.country !== undefined && query.country !== record.country) {
+      score *= SCORING.countryMismatchFactor;
+    }
+    if (identified) return SCORING.identifierMatchFloor + (1 - SCORING.identifierMatchFloor) * score;
+    return conflictingIdentifier(query, record) ? score * SCORING.identifierConflictFactor : score;
+  }
+
+  /** The best similarity of any query name to any of the record's names. */
+  #nameScore(record: MatchProfile): number {
+    const known = this.#nameScores.get(record.names);
+    if (known !== undefined) return known;
+    const country = record.country ?? '';
+    const queryWeights = this.#weights.ofQuery(country);
+    const recordWeights = this.#weights.ofRecord(record.names, country);
+    let best = 0;
+    this.#query.names.forEach((queryName, n) => {
+      const similarityOf = this.#tokenSimilarities[n];
+      record.names.forEach((recordName, r) => {
+        const similarity = nameSimilarity(
+          queryName,
+          queryWeights[n] ?? [],
+          recordName,
+          recordWeights[r] ?? [],
+          similarityOf,
         );
+        best = Math.max(best, similarity);
       });
     });
-    name = name ** SCORING.nameExponent;
-    if (
-      query.legalForm !== undefined &&
-      record.legalForm !== undefined &&
-      query.legalForm !== record.legalForm
-    ) {
-      name *= SCORING.legalFormMismatchFactor;
-    }
-    const ceiling = SCORING.nameOnlyCeiling + (1 - SCORING.nameOnlyCeiling) * address.coverage;
-    score = name * (1 - SCORING.addressInfluence * address.coverage * (1 - address.similarity)) * ceiling;
-    if (address.coverage >= 0.5 && address.similarity < SCORING.contradictionBelow)
-      score *= SCORING.contradictionFactor;
+    this.#nameScores.set(record.names, best);
+    return best;
   }
-  if (query.country !== undefined && record.country !== undefined && query.country !== record.country) {
-    score *= SCORING.countryMismatchFactor;
-  }
-  if (identified) return SCORING.identifierMatchFloor + (1 - SCORING.identifierMatchFloor) * score;
-  return conflictingIdentifier(query, record) ? score * SCORING.identifierConflictFactor : score;
 }

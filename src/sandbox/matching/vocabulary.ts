@@ -132,7 +132,7 @@ const STREET_STOPWORDS: ReadonlySet<string> = new Set([
 const UMLAUT_DIGRAPHS = /([aou])e/g;
 
 /** `token` with ae, oe, ue read as a, o, u; the token itself when it has none. */
-export const withoutUmlautDigraphs = (token: string): string => token.replace(UMLAUT_DIGRAPHS, '$1');
+const withoutUmlautDigraphs = (token: string): string => token.replace(UMLAUT_DIGRAPHS, '$1');
 
 export function canonicalNameWord(token: string): string | undefined {
   if (NAME_STOPWORDS.has(token)) return undefined;
