@@ -299,3 +299,46 @@ function withCountry(partner: PartnerRecord, country: string): PartnerRecord {
 function withStreet(partner: PartnerRecord, street: string): PartnerRecord {
   return { ...partner, addresses: partner.addresses.map((a) => ({ ...a, street })) };
 }
+
+describe('partner-enrich run on Kafka with JSON input', () => {
+  const kafka = kafkaClient();
+  const registry = schemaRegistry();
+  const topics = testTopics('json');
+  let sandbox: RunningSandbox;
+  let dropTopics: () => Promise<void>;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 1_000, seed: SEED });
+    dropTopics = await createTopicsFor(kafka, topics);
+  });
+  afterAll(async () => {
+    await dropTopics?.();
+    await sandbox?.close();
+    for (const t of [topics.matches, topics.events, topics.storage]) await deleteSubject(`${t}-value`);
+  });
+
+  it('reads PartnerRecord JSON values (inputFormat: json) and dead-letters JSON that does not fit', async () => {
+    const partners = upstreamPartners(generateDataset({ organizations: 1_000, seed: SEED }), {
+      count: 200,
+      seed: SEED,
+      invalid: 0,
+      resent: 0,
+      updated: 0,
+    }).map((record) => record.partner as PartnerRecord);
+    await produce(kafka, topics.input, [
+      ...partners.map((p) => ({ key: p.partnerId, value: Buffer.from(JSON.stringify(p)) })),
+      { key: 'J-BAD', value: Buffer.from('{"partnerId": 42}') },
+    ]);
+    const config = testConfig(sandbox.url, topics, { inputFormat: 'json' });
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(config, summary);
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, partners.length + 1);
+    await enrichment.stop(10_000);
+
+    expect(await readAll(kafka, topics.matches)).toHaveLength(partners.length);
+    const [deadLetter] = await readAll(kafka, topics.deadLetters);
+    expect(deadLetter?.headers?.['pe.error.code']?.toString()).toBe('DECODE_INVALID_FIELDS');
+    expect(summary.outcomes.get('MATCH')).toBeGreaterThan(partners.length / 2);
+  });
+});
