@@ -30,7 +30,11 @@ async function answersMetadata(bootstrap: string): Promise<boolean> {
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 && cluster.controller !== null;
+    if (cluster.brokers.length === 0 || cluster.controller === null) return false;
+    // Asking for a group makes the broker create __consumer_offsets and load its coordinator,
+    // which otherwise happens under the first test's consumer ("coordinator is loading").
+    await admin.describeGroups(['partner-enrich-readiness']);
+    return true;
   } finally {
     await admin.disconnect();
   }
