@@ -16,8 +16,14 @@ export interface LocalBroker {
   bootstrap: string;
 }
 
-// KRaft wants a cluster id of 16 bytes in URL-safe base64 without padding.
-const clusterId = (): string => Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+// KRaft wants a cluster id of 16 bytes in URL-safe base64 without padding. One that starts
+// with "-" would be read as an option by the storage tool (Kafka's own generator skips those too).
+function clusterId(): string {
+  for (;;) {
+    const id = Buffer.from(randomUUID().replaceAll('-', ''), 'hex').toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
 
 // Ready means the controller has elected itself and the broker answers metadata
 // requests, not merely that the port is open.
