@@ -302,7 +302,6 @@ function withStreet(partner: PartnerRecord, street: string): PartnerRecord {
 
 describe('partner-enrich run on Kafka with JSON input', () => {
   const kafka = kafkaClient();
-  const registry = schemaRegistry();
   const topics = testTopics('json');
   let sandbox: RunningSandbox;
   let dropTopics: () => Promise<void>;
