@@ -26,6 +26,12 @@ export {
   type RequestValidationResult,
   type SchemaIssue,
 } from './request-validator.ts';
+export {
+  ResponseValidator,
+  getResponseValidator,
+  type ResponseValidationResult,
+  type ResponseValidatorOptions,
+} from './response-validator.ts';
 export { loadReferenceDataDocument, ROOT_NAMES, type RootName } from './openapi-document.ts';
 export {
   iterateBulkLookupResults,

@@ -76,6 +76,25 @@ const BOUNDS: Record<string, Bound> = {
   maxItems: { measure: countOf, broken: (n, b) => n > b, rule: (b) => `must have at most ${b} items` },
 };
 
+// The helpers below run for every node of a validated value; a response page holds tens of
+// thousands, so they loop and append in place instead of building arrays with flatMap.
+
+/** Appends `found` to `issues` (no spread: a long list would overflow the argument limit). */
+function push(issues: SchemaIssue[], found: readonly SchemaIssue[]): void {
+  for (const issue of found) issues.push(issue);
+}
+
+/** One validator running `checks` in order; a single check needs no wrapper. */
+function concatenated(checks: readonly Validate[]): Validate {
+  const [only] = checks;
+  if (checks.length === 1 && only) return only;
+  return (value, field) => {
+    const issues: SchemaIssue[] = [];
+    for (const check of checks) push(issues, check(value, field));
+    return issues;
+  };
+}
+
 export class SchemaCompiler {
   readonly #resolveRef: ResolveRef;
   readonly #compiledRefs = new Map<string, Validate>();
@@ -92,7 +111,7 @@ export class SchemaCompiler {
       if (ANNOTATIONS.has(keyword) || keyword.startsWith('x-')) continue;
       checks.push(this.#keyword(keyword, argument, schema, `${location}/${keyword}`));
     }
-    return (value, field) => checks.flatMap((check) => check(value, field));
+    return concatenated(checks);
   }
 
   #ref(ref: string): Validate {
@@ -155,10 +174,13 @@ export class SchemaCompiler {
             : [];
       case 'items': {
         const validateItem = this.compile(arg, location);
-        return (value, field) =>
-          Array.isArray(value)
-            ? value.flatMap((item, index) => validateItem(item, `${field}[${index}]`))
-            : [];
+        return (value, field) => {
+          if (!Array.isArray(value)) return [];
+          const issues: SchemaIssue[] = [];
+          for (let index = 0; index < value.length; index++)
+            push(issues, validateItem(value[index], `${field}[${index}]`));
+          return issues;
+        };
       }
       case 'required': {
         if (!Array.isArray(arg)) throw new Error(`${location} must be an array`);
@@ -175,14 +197,19 @@ export class SchemaCompiler {
         const properties = Object.entries(arg).map(
           ([name, propertySchema]) => [name, this.compile(propertySchema, `${location}/${name}`)] as const,
         );
-        return (value, field) =>
-          isObject(value)
-            ? properties.flatMap(([name, validate]) =>
-                value[name] === undefined ? [] : validate(value[name], `${field}.${name}`),
-              )
-            : [];
+        return (value, field) => {
+          if (!isObject(value)) return [];
+          const issues: SchemaIssue[] = [];
+          for (const [name, validate] of properties) {
+            const member = value[name];
+            if (member !== undefined) push(issues, validate(member, `${field}.${name}`));
+          }
+          return issues;
+        };
       }
       case 'additionalProperties': {
+        // Any extra member allowed: nothing to walk (most open objects of the document).
+        if (arg === true || (isObject(arg) && Object.keys(arg).length === 0)) return () => [];
         const known = new Set(isObject(schema.properties) ? Object.keys(schema.properties) : []);
         const validateExtra =
           arg === false

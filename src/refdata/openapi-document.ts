@@ -26,6 +26,13 @@ export interface ParameterDescriptor {
   schema: unknown;
 }
 
+export interface ResponseDescriptor {
+  /** The key of the document: `200`, a range such as `5XX` (upper case), or `default`. */
+  status: string;
+  /** The JSON media type's schema; absent when the response documents no JSON body. */
+  schema?: unknown;
+}
+
 export interface OperationDescriptor {
   operationId: string;
   method: HttpMethod;
@@ -36,6 +43,7 @@ export interface OperationDescriptor {
   deprecated: boolean;
   parameters: readonly ParameterDescriptor[];
   requestBody?: { required: boolean; contentType: string; schema: unknown };
+  responses: readonly ResponseDescriptor[];
 }
 
 export interface ReferenceDataDocument {
@@ -131,6 +139,7 @@ function describeOperation(
     safeToRetry,
     deprecated: operation.deprecated === true,
     parameters,
+    responses: describeResponses(operation.responses, where, deref),
   };
   if (operation.requestBody !== undefined) {
     const requestBody = deref(operation.requestBody);
@@ -145,4 +154,22 @@ function describeOperation(
     };
   }
   return descriptor;
+}
+
+function describeResponses(
+  responses: unknown,
+  where: string,
+  deref: (value: unknown) => JsonObject,
+): ResponseDescriptor[] {
+  return Object.entries(objectAt(responses, `${where} responses`)).map(([key, value]) => {
+    // OpenAPI allows `5xx` as well as `5XX`; one spelling keeps the lookup simple.
+    const status = key === 'default' ? key : key.toUpperCase();
+    const content = deref(value).content;
+    // Any JSON media type (application/json, application/problem+json) carries the body schema.
+    const json = isObject(content)
+      ? Object.entries(content).find(([contentType]) => /[/+]json\b/.test(contentType))
+      : undefined;
+    const schema = json && objectAt(json[1], `${where} ${status} ${json[0]}`).schema;
+    return schema === undefined ? { status } : { status, schema };
+  });
 }

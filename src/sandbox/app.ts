@@ -1,13 +1,15 @@
 // The sandbox as a fastify application: every operation of the OpenAPI document on one
 // address (the five roots share no path), plus the admin routes. Each API request passes, in
 // order: counting, injected faults, authentication (onRequest), then validation against the
-// document (preHandler, once the body is parsed), then its handler.
+// document (preHandler, once the body is parsed), then its handler; its answer, error or not,
+// is checked against the document (preSerialization) unless `validateResponses` is off.
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Authentication } from './http/authentication.ts';
 import { replyNotFound, replyWithError } from './http/error-reply.ts';
 import { applyRequestFaults } from './http/fault-injection.ts';
 import { validateRequest } from './http/request-validation.ts';
+import { validateResponse } from './http/response-validation.ts';
 import { resolveSandboxOptions, type ResolvedSandboxOptions, type SandboxOptions } from './options.ts';
 import { registerAdminRoutes } from './routes/admin.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
@@ -55,6 +57,12 @@ export function buildSandboxApp(sandboxOptions: SandboxOptions = {}): SandboxApp
     request.principal = authentication.check(operation.root, request);
   });
   app.addHook('preHandler', validateRequest);
+  // Attached per operation route as it is registered, so admin routes (outside the document)
+  // carry no hook at all.
+  app.addHook('onRoute', (route) => {
+    if (!options.validateResponses || route.config?.operation === undefined) return;
+    route.preSerialization = [route.preSerialization ?? [], validateResponse].flat();
+  });
   app.addHook('onClose', async () => state.close());
   app.setErrorHandler(replyWithError);
   app.setNotFoundHandler(replyNotFound);

@@ -21,7 +21,7 @@ export const SANDBOX_HTTP_ERROR_CODES = [
   'RATE_LIMITED',
   /** Injected server failure; the request was not processed. */
   'INJECTED_SERVER_ERROR',
-  /** A bug in the sandbox itself. */
+  /** A bug in the sandbox itself, e.g. an answer that does not fit the OpenAPI document. */
   'INTERNAL_ERROR',
 ] as const;
 export type SandboxHttpErrorCode = (typeof SANDBOX_HTTP_ERROR_CODES)[number];

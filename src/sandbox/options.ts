@@ -70,6 +70,11 @@ const optionsSchema = z.strictObject({
     .int()
     .min(1024)
     .default(64 * 1024 * 1024),
+  /**
+   * Check every API answer against the OpenAPI document before sending it; one that does not
+   * fit becomes a 500 INTERNAL_ERROR. Off only to measure its cost or to serve a known-broken body.
+   */
+  validateResponses: z.boolean().default(true),
   /** Fastify's request log on stdout. */
   logger: z.boolean().default(false),
 });
