@@ -6,6 +6,9 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { RecordSource } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
 
+/** Well inside kafkajs's default 3 s heartbeat interval and any sane session timeout. */
+const HEARTBEAT_EVERY_MS = 1000;
+
 export interface KafkaSourceOptions {
   topic: string;
   groupId: string;
@@ -47,6 +50,7 @@ export class KafkaSource implements RecordSource {
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        let lastHeartbeat = Date.now();
         for (const message of batch.messages) {
           if (this.#stopped || !isRunning() || isStale()) break;
           await deliver({
@@ -58,7 +62,11 @@ export class KafkaSource implements RecordSource {
           });
           // Resolving only moves kafkajs's fetch position; commits are the pipeline's.
           resolveOffset(message.offset);
-          await heartbeat();
+          // kafkajs heartbeats only when asked; a paused pipeline can hold a batch for long.
+          if (Date.now() - lastHeartbeat > HEARTBEAT_EVERY_MS) {
+            await heartbeat();
+            lastHeartbeat = Date.now();
+          }
         }
       },
     });
