@@ -1,0 +1,65 @@
+// 4. Memory: peak RSS of the pipeline's own process (a child of its own; VmHWM, the kernel's
+// high-water mark) while it drains a backlog of 1,000,000 distinct partners. At this
+// machine's throughput a whole drain takes several minutes, so by default each run drains
+// the first BENCH_MEMORY_DRAIN records of that backlog (BENCH_MEMORY_DRAIN=all for all of
+// it); RSS along the drain and the heap left reachable at its end show what grows with it.
+import type { BenchContext } from '../support/context.ts';
+import { drainWithPipeline, produceDistinct } from '../support/drain.ts';
+import type { WorkerResult } from '../support/jobs.ts';
+import { spread, type Spread } from '../support/stats.ts';
+import { deleteTopics } from '../support/topics.ts';
+
+export interface MemoryResult {
+  backlog: number;
+  drained: number;
+  produceSeconds: number;
+  peakRssMb: Spread;
+  peakHeapUsedMb: Spread;
+  /** Heap reachable after the drain (a full GC): the storage index of every partner seen. */
+  liveHeapAtEndMb: Spread;
+  recordsPerSecond: Spread;
+  /** RSS along the first run, sampled every 2 s. */
+  series: NonNullable<WorkerResult['memory']>;
+  runs: WorkerResult[];
+}
+
+export async function memoryDrain(context: BenchContext): Promise<MemoryResult> {
+  const sandbox = await context.instantSandbox();
+  const backlogSize = context.count(1_000_000);
+  const setting = process.env.BENCH_MEMORY_DRAIN ?? '100000';
+  const drained = setting === 'all' ? backlogSize : Math.min(backlogSize, context.count(Number(setting)));
+  const backlog = await produceDistinct(context, 'memory', backlogSize);
+  context.log(
+    `backlog: ${backlogSize} records produced in ${(backlog.produceMs / 1000).toFixed(0)} s; each run drains ${drained}`,
+  );
+  const runs: WorkerResult[] = [];
+  try {
+    for (let run = 1; run <= context.runs; run += 1) {
+      const result = await drainWithPipeline(
+        context,
+        sandbox,
+        backlog.topic,
+        drained,
+        {},
+        { nodeFlags: ['--expose-gc'] },
+      );
+      runs.push(result);
+      context.log(
+        `run ${run}: peak RSS ${result.peakRssMb.toFixed(0)} MB, peak heap ${result.details.peakHeapUsedMb?.toFixed(0)} MB, reachable at end ${result.details.liveHeapAtEndMb?.toFixed(0)} MB, ${result.recordsPerSecond.toFixed(0)} records/s`,
+      );
+    }
+  } finally {
+    await deleteTopics(context.kafka, [backlog.topic]);
+  }
+  return {
+    backlog: backlogSize,
+    drained,
+    produceSeconds: backlog.produceMs / 1000,
+    peakRssMb: spread(runs.map((r) => r.peakRssMb)),
+    peakHeapUsedMb: spread(runs.map((r) => r.details.peakHeapUsedMb ?? 0)),
+    liveHeapAtEndMb: spread(runs.map((r) => r.details.liveHeapAtEndMb ?? 0)),
+    recordsPerSecond: spread(runs.map((r) => r.recordsPerSecond)),
+    series: runs[0]?.memory ?? [],
+    runs: runs.map((r) => ({ ...r, memory: [] })),
+  };
+}

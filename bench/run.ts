@@ -1,0 +1,163 @@
+// The benchmark suite: `npm run bench [-- --only overhead,latency] [--scale 0.05] [--runs 3]`.
+// Starts one Kafka broker (the first of the configured versions) and the schema registry,
+// runs each benchmark, writes bench/results/<name>.json and bench/results/summary.md, and
+// prints the summary table. BENCH_SCALE and BENCH_RUNS are the flags' environment forms;
+// scale 1 is the documented full run (about 15 minutes on two cores).
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { format, resolveConfig } from 'prettier';
+import { defaultInfrastructureOptions, startInfrastructure } from '../deploy/local/infra.ts';
+import { brokerLimit } from './broker/limit.ts';
+import { latencyUnderLoad } from './pipeline/latency.ts';
+import { memoryDrain } from './pipeline/memory.ts';
+import { naiveClient } from './pipeline/naive-client.ts';
+import { pipelineOverhead } from './pipeline/overhead.ts';
+import { quotaEfficiency } from './pipeline/quota.ts';
+import { createContext, type BenchContext } from './support/context.ts';
+import { drainWithPipeline, produceDistinct, warmInstantSandbox } from './support/drain.ts';
+import { describeMachine, type Machine } from './support/machine.ts';
+import { matchingRuns } from './support/matching-runs.ts';
+import { meanRecordBytes, upstream } from './support/partners.ts';
+import { machineLine, markdownTable, summaryRows, textTable, type Results } from './support/report.ts';
+import { deleteTopics } from './support/topics.ts';
+
+const BENCHMARKS = ['matching', 'overhead', 'naive', 'quota', 'memory', 'latency', 'broker'] as const;
+type Name = (typeof BENCHMARKS)[number];
+
+const resultsDir = new URL('./results/', import.meta.url);
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' },
+      scale: { type: 'string', default: process.env.BENCH_SCALE ?? '1' },
+      runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
+    },
+  });
+  const only = (values.only ?? process.env.BENCH_ONLY)?.split(',').map((s) => s.trim());
+  const unknown = only?.filter((name) => !BENCHMARKS.includes(name as Name)) ?? [];
+  if (unknown.length > 0)
+    throw new Error(`unknown benchmark(s) ${unknown.join(', ')}; known: ${BENCHMARKS.join(', ')}`);
+  const scale = Number(values.scale);
+  const runs = Number(values.runs);
+  if (!(scale > 0) || !Number.isInteger(runs) || runs < 1)
+    throw new Error('--scale must be > 0, --runs a whole number >= 1');
+  return { selected: BENCHMARKS.filter((name) => !only || only.includes(name)), scale, runs };
+}
+
+/** Writes a result file formatted as the repository's prettier settings want it. */
+async function writeFormatted(url: URL, text: string): Promise<void> {
+  const filepath = fileURLToPath(url);
+  const options = (await resolveConfig(filepath)) ?? {};
+  await writeFile(url, await format(text, { ...options, filepath }));
+}
+
+async function save(name: string, machine: Machine, context: BenchContext, seconds: number, result: unknown) {
+  await mkdir(resultsDir, { recursive: true });
+  const file = new URL(`${name}.json`, resultsDir);
+  const body = { benchmark: name, machine, scale: context.scale, runs: context.runs, seconds, result };
+  await writeFormatted(file, JSON.stringify(body, null, 2));
+}
+
+/** The pipeline's maximum for the latency load: this run's, an earlier saved one, or a short drain. */
+async function measuredMaximum(context: BenchContext, results: Results): Promise<number> {
+  if (results.overhead) return results.overhead.pipeline.median;
+  try {
+    const saved = JSON.parse(await readFile(new URL('overhead.json', resultsDir), 'utf8')) as {
+      result: Results['overhead'];
+    };
+    if (saved.result) return saved.result.pipeline.median;
+  } catch {
+    // none saved: measure
+  }
+  const backlog = await produceDistinct(context, 'maximum', context.count(30_000));
+  try {
+    const drained = await drainWithPipeline(
+      context,
+      await context.instantSandbox(),
+      backlog.topic,
+      backlog.count,
+    );
+    return drained.recordsPerSecond;
+  } finally {
+    await deleteTopics(context.kafka, [backlog.topic]);
+  }
+}
+
+async function main(): Promise<string[]> {
+  const { selected, scale, runs } = options();
+  const started = Date.now();
+  const infraOptions = defaultInfrastructureOptions();
+  const kafkaVersions = infraOptions.kafkaVersions.slice(0, 1);
+  const needsKafka = selected.some((name) => name !== 'matching');
+  const infra = needsKafka ? await startInfrastructure({ ...infraOptions, kafkaVersions }) : undefined;
+  const kafkaVersion = infra?.brokers[0]?.version ?? kafkaVersions[0] ?? 'none';
+  const machine = describeMachine(kafkaVersion);
+  console.log(`partner-enrich benchmarks: scale ${scale}, ${runs} runs each; ${machineLine(machine)}`);
+  if (infra)
+    console.log(`infrastructure (${infra.mode}) ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const context = createContext(
+    { scale, runs },
+    {
+      kafkaVersion,
+      bootstrap: infra?.brokers[0]?.bootstrap ?? '',
+      registryUrl: infra?.schemaRegistryUrl ?? '',
+    },
+    warmInstantSandbox,
+  );
+  const results: Results = {};
+  const timings: Record<string, number> = {};
+  const run: Record<Name, () => Promise<unknown>> = {
+    matching: async () => {
+      const organizations = Math.max(5_000, Math.round(100_000 * Math.min(1, scale)));
+      return (results.matching = matchingRuns(organizations, runs, context.log));
+    },
+    overhead: async () => (results.overhead = await pipelineOverhead(context)),
+    naive: async () => (results.naive = await naiveClient(context)),
+    quota: async () => (results.quota = await quotaEfficiency(context)),
+    memory: async () => (results.memory = await memoryDrain(context)),
+    latency: async () =>
+      (results.latency = await latencyUnderLoad(context, await measuredMaximum(context, results))),
+    broker: async () => (results.broker = await brokerLimit(context, meanRecordBytes(upstream(2_000)))),
+  };
+  const failed: string[] = [];
+  try {
+    for (const name of selected) {
+      console.log(`\n# ${name}`);
+      const at = Date.now();
+      try {
+        const result = await run[name]();
+        timings[name] = (Date.now() - at) / 1000;
+        await save(name, machine, context, timings[name], result);
+        console.log(`  (${timings[name].toFixed(0)} s)`);
+      } catch (error) {
+        failed.push(name);
+        console.error(`  ${name} failed:`, error);
+      }
+    }
+  } finally {
+    await context.close();
+    await infra?.stop();
+  }
+  const rows = summaryRows(results);
+  const total = (Date.now() - started) / 1000;
+  console.log(
+    `\n${textTable(rows)}\n\ntotal ${total.toFixed(0)} s (${Object.entries(timings)
+      .map(([n, s]) => `${n} ${s.toFixed(0)} s`)
+      .join(', ')})`,
+  );
+  const markdown = [
+    `Machine: ${machineLine(machine)}. Scale ${scale}, ${runs} runs per figure, total ${total.toFixed(0)} s.`,
+    '',
+    markdownTable(rows),
+    '',
+  ].join('\n');
+  await writeFormatted(new URL('summary.md', resultsDir), markdown);
+  return failed;
+}
+
+const failed = await main();
+if (failed.length > 0) console.error(`\nfailed: ${failed.join(', ')}`);
+// Sockets of closed clients can keep the loop alive a little longer; the work is done.
+process.exit(failed.length > 0 ? 1 : 0);

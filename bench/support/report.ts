@@ -1,0 +1,183 @@
+// The summary of a run: one row per headline figure, with its target where the issue set one.
+import type { BrokerLimitResult } from '../broker/limit.ts';
+import type { LatencyResult } from '../pipeline/latency.ts';
+import type { MemoryResult } from '../pipeline/memory.ts';
+import type { NaiveClientResult } from '../pipeline/naive-client.ts';
+import type { OverheadResult } from '../pipeline/overhead.ts';
+import type { QuotaResult } from '../pipeline/quota.ts';
+import type { Machine } from './machine.ts';
+import type { MatchingRuns } from './matching-runs.ts';
+import { formatSpread, type Spread } from './stats.ts';
+
+export interface Results {
+  matching?: MatchingRuns;
+  overhead?: OverheadResult;
+  naive?: NaiveClientResult;
+  quota?: QuotaResult;
+  memory?: MemoryResult;
+  broker?: BrokerLimitResult;
+  latency?: LatencyResult;
+}
+
+export interface Row {
+  benchmark: string;
+  figure: string;
+  value: string;
+  target: string;
+  met: string;
+}
+
+const yes = (ok: boolean) => (ok ? 'met' : 'missed');
+const row = (benchmark: string, figure: string, value: string, target = '', met = ''): Row => ({
+  benchmark,
+  figure,
+  value,
+  target,
+  met,
+});
+const rate = (s: Spread) => formatSpread(s, '/s');
+const times = (s: Spread) => `${formatSpread(s)}x`;
+const percent = (s: Spread) =>
+  `${(s.median * 100).toFixed(1)}% (${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)}%)`;
+
+export function summaryRows(results: Results): Row[] {
+  const rows: Row[] = [];
+  const { matching: m, overhead: o, naive: n, quota: q, memory: mem, broker: b, latency: l } = results;
+  if (m) {
+    rows.push(
+      row(
+        'matching',
+        `precision at ${m.first.threshold}, ${m.organizations} organizations`,
+        percent(m.precision),
+      ),
+    );
+    rows.push(row('matching', 'recall', percent(m.recall)));
+    rows.push(row('matching', 'lookups/s per core', formatSpread(m.lookupsPerSecondPerCore)));
+  }
+  if (o) {
+    rows.push(row('overhead', `partner-enrich, ${o.records} records`, rate(o.pipeline)));
+    rows.push(row('overhead', 'raw kafkajs passthrough', rate(o.raw)));
+    rows.push(row('overhead', 'ratio pipeline / raw', times(o.ratio), '>= 0.8x', yes(o.ratio.median >= 0.8)));
+    const c = o.cpuPerThousand;
+    const ms = (s: Spread) => s.median.toFixed(0);
+    rows.push(
+      row(
+        'overhead',
+        'CPU ms per 1,000 records: pipeline + sandbox + broker',
+        `${ms(c.pipeline)} + ${ms(c.sandbox)} + ${ms(c.brokerForPipeline)}`,
+      ),
+    );
+    rows.push(
+      row('overhead', 'CPU ms per 1,000 records: raw + broker', `${ms(c.raw)} + ${ms(c.brokerForRaw)}`),
+    );
+  }
+  if (n) {
+    rows.push(row('naive', `partner-enrich at ${n.latencyMs} ms/request`, rate(n.pipeline)));
+    rows.push(row('naive', 'per-record v4, concurrency 16', rate(n.concurrent)));
+    rows.push(row('naive', `per-record v4, serial (first ${n.serialSample})`, rate(n.serial)));
+    rows.push(row('naive', 'ratio vs serial', times(n.vsSerial), '>= 50x', yes(n.vsSerial.median >= 50)));
+    rows.push(
+      row(
+        'naive',
+        'ratio vs concurrency 16',
+        times(n.vsConcurrent),
+        '>= 5x',
+        yes(n.vsConcurrent.median >= 5),
+      ),
+    );
+  }
+  if (q) {
+    const quota = `Q = ${q.quota} per ${q.windowMs / 1000} s`;
+    rows.push(
+      row(
+        'quota',
+        `share of Q used per full window, ${quota}`,
+        percent(q.windowUse),
+        '>= 98%',
+        yes(q.windowUse.median >= 0.98),
+      ),
+    );
+    rows.push(row('quota', 'OVER_LIMIT answers per window', formatSpread(q.overLimitPerWindow)));
+    rows.push(
+      row(
+        'quota',
+        'records lost',
+        formatSpread(q.lost),
+        '0',
+        yes(q.lost.max === 0 && q.dedup.lost.max === 0),
+      ),
+    );
+    rows.push(
+      row(
+        'quota',
+        `units per changed record (${q.dedup.records} records, ${q.dedup.changes} changes)`,
+        formatSpread(q.dedup.unitsPerChange),
+      ),
+    );
+    rows.push(row('quota', 'units per input record', formatSpread(q.dedup.unitsPerRecord)));
+  }
+  if (mem) {
+    const drained =
+      mem.drained === mem.backlog ? `all ${mem.backlog}` : `first ${mem.drained} of ${mem.backlog}`;
+    rows.push(
+      row(
+        'memory',
+        `peak RSS draining ${drained}`,
+        formatSpread(mem.peakRssMb, ' MB'),
+        '<= 300 MB',
+        yes(mem.peakRssMb.median <= 300),
+      ),
+    );
+    rows.push(row('memory', 'heap reachable after the drain', formatSpread(mem.liveHeapAtEndMb, ' MB')));
+  }
+  if (b) {
+    rows.push(row('broker', `ProducerPerformance (${b.recordBytes} B, acks=all)`, rate(b.produce)));
+    rows.push(row('broker', 'ConsumerPerformance', rate(b.consume)));
+    if (o) {
+      rows.push(
+        row(
+          'broker',
+          'partner-enrich / broker produce limit',
+          `${((o.pipeline.median / b.produce.median) * 100).toFixed(1)}%`,
+        ),
+      );
+      rows.push(
+        row(
+          'broker',
+          'raw passthrough / broker produce limit',
+          `${((o.raw.median / b.produce.median) * 100).toFixed(1)}%`,
+        ),
+      );
+    }
+  }
+  if (l) {
+    rows.push(row('latency', `p50 at ${l.rate} records/s`, formatSpread(l.p50, ' ms')));
+    rows.push(row('latency', 'p95', formatSpread(l.p95, ' ms')));
+    rows.push(row('latency', 'p99', formatSpread(l.p99, ' ms')));
+  }
+  return rows;
+}
+
+export function markdownTable(rows: Row[]): string {
+  const lines = [
+    '| benchmark | figure | median (min-max) | target | |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.benchmark} | ${r.figure} | ${r.value} | ${r.target} | ${r.met} |`),
+  ];
+  return lines.join('\n');
+}
+
+export function textTable(rows: Row[]): string {
+  const widths = [10, 58, 30, 10];
+  return rows
+    .map((r) =>
+      [r.benchmark, r.figure, r.value, r.target, r.met]
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+        .join(' '),
+    )
+    .join('\n');
+}
+
+export function machineLine(machine: Machine): string {
+  return `${machine.cores} x ${machine.cpu}, ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}, ${machine.java}, Kafka ${machine.kafka}`;
+}

@@ -1,0 +1,55 @@
+// Parent side of bench/support/worker.ts: forks a child for one job and resolves with what it
+// measured. With BENCH_CPU_PROF set, the child writes a V8 CPU profile to out/profiles.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
+
+const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url));
+/** out/ is git-ignored: profiles are large and machine-specific. */
+export const profilesDir = fileURLToPath(new URL('../../out/profiles/', import.meta.url));
+
+export interface RunningWorker {
+  /** Resolves once the child consumes (its group joined). */
+  ready: Promise<void>;
+  result: Promise<WorkerResult>;
+}
+
+export interface WorkerOptions {
+  cpuProfile?: string;
+  /** Extra node flags of the child, e.g. a heap limit. */
+  nodeFlags?: string[];
+}
+
+export function startWorker(job: WorkerJob, options: WorkerOptions = {}): RunningWorker {
+  const profile = options.cpuProfile ?? process.env.BENCH_CPU_PROF;
+  const execArgv = [
+    // kafkajs schedules timers with negative delays on Node 24; the warning is noise here.
+    '--disable-warning=TimeoutNegativeWarning',
+    ...(options.nodeFlags ?? []),
+    ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${profilesDir}`] : []),
+    ...(profile
+      ? [
+          '--cpu-prof',
+          `--cpu-prof-dir=${profilesDir}`,
+          `--cpu-prof-name=${job.kind}-${profile}-${Date.now()}.cpuprofile`,
+        ]
+      : []),
+  ];
+  const child = fork(workerPath, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let markReady = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const result = new Promise<WorkerResult>((resolve, reject) => {
+    child.on('message', (message: WorkerMessage) => {
+      if (message.type === 'ready') markReady();
+      else if (message.type === 'done') resolve(message.result);
+      else reject(new Error(`${job.kind} worker failed: ${message.message}`));
+    });
+    child.once('exit', (code) => reject(new Error(`${job.kind} worker exited with code ${code}`)));
+    child.once('error', reject);
+  });
+  child.send(job);
+  return { ready, result };
+}
+
+export const runWorker = (job: WorkerJob, options: WorkerOptions = {}): Promise<WorkerResult> =>
+  startWorker(job, options).result;
