@@ -16,7 +16,6 @@ export interface BulkCandidate {
   score: number;
   dataSource?: string;
   name?: string;
-  businessPartner?: unknown;
 }
 
 export interface BulkTaskResult {

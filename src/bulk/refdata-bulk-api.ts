@@ -19,8 +19,9 @@ const taskResult = (result: BulkLookupResult): BulkTaskResult => ({
     svcId: match.svcId ?? '',
     score: match.score ?? 0,
     ...(match.dataSource?.aleiPrefix ? { dataSource: match.dataSource.aleiPrefix } : {}),
+    // Only the name is kept: candidates' whole partner documents would be held by every
+    // record in flight and are not part of the MatchResult.
     ...(firstName(match.businessPartner) ? { name: firstName(match.businessPartner) as string } : {}),
-    businessPartner: match.businessPartner,
   })),
   ...(result.goldenRecord?.svcId
     ? {
