@@ -12,6 +12,14 @@ export interface LedgerEntry {
 /** Where ledger entries are kept durably (the internal state topic, or memory for files). */
 export interface LedgerStore {
   load(): Promise<LedgerEntry[]>;
+  /**
+   * Keeps delivering what other replicas record and remove, until the returned function is
+   * called; without it, only this process's own bulks are known after load().
+   */
+  follow?(changes: {
+    recorded(entry: LedgerEntry): void;
+    removed(bulkId: string): void;
+  }): Promise<() => Promise<void>>;
   save(entry: LedgerEntry): Promise<void>;
   remove(bulkId: string): Promise<void>;
 }
@@ -29,6 +37,18 @@ export class BulkLedger {
 
   async load(): Promise<void> {
     for (const entry of await this.#store.load()) this.#index(entry);
+  }
+
+  /**
+   * Follows the bulks other replicas submit, so that a record moved here by a rebalance
+   * finds the bulk its former owner paid for. Returns the function that stops following.
+   */
+  async follow(): Promise<() => Promise<void>> {
+    if (!this.#store.follow) return async () => {};
+    return this.#store.follow({
+      recorded: (entry) => this.#index(entry),
+      removed: (bulkId) => this.#forget(bulkId),
+    });
   }
 
   get size(): number {
@@ -53,11 +73,17 @@ export class BulkLedger {
     for (const entry of [...this.#entries.values()]) {
       if (!entry.tasks.every((task) => task.positions.every(isCommitted))) continue;
       await this.#store.remove(entry.bulkId);
-      this.#entries.delete(entry.bulkId);
-      for (const task of entry.tasks) for (const p of task.positions) this.#byRecord.delete(recordKey(p));
+      this.#forget(entry.bulkId);
       released.push(entry.bulkId);
     }
     return released;
+  }
+
+  #forget(bulkId: string): void {
+    const entry = this.#entries.get(bulkId);
+    if (!entry) return;
+    this.#entries.delete(bulkId);
+    for (const task of entry.tasks) for (const p of task.positions) this.#byRecord.delete(recordKey(p));
   }
 
   #index(entry: LedgerEntry): void {

@@ -234,6 +234,7 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
   await Promise.all([sink.connect(), ledgerStore.connect()]);
   const ledger = new BulkLedger(ledgerStore);
   const [storage] = await Promise.all([loadStorageIndex(kafka, registry, topics.storage), ledger.load()]);
+  const unfollow = await ledger.follow();
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
   const source = new KafkaSource(kafka, {
     topic: topics.input,
@@ -251,5 +252,8 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
     ledger,
     storage,
   };
-  return enrichment(config, ends, observer, () => ledgerStore.close());
+  return enrichment(config, ends, observer, async () => {
+    await unfollow();
+    await ledgerStore.close();
+  });
 }

@@ -1,5 +1,6 @@
 // The bulk ledger in the internal state topic (compacted, key = bulk id, JSON value,
 // tombstone once every record of the bulk is committed).
+import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { readTopicToEnd } from './topic-reader.ts';
@@ -28,6 +29,27 @@ export class KafkaLedgerStore implements LedgerStore {
       else entries.set(key, JSON.parse(message.value.toString('utf8')) as LedgerEntry);
     });
     return [...entries.values()];
+  }
+
+  async follow(changes: {
+    recorded(entry: LedgerEntry): void;
+    removed(bulkId: string): void;
+  }): Promise<() => Promise<void>> {
+    // Its own throw-away group: every replica reads the whole (compacted) topic, from the start,
+    // so nothing recorded between load() and joining is missed; re-indexing is idempotent.
+    const consumer = this.#kafka.consumer({ groupId: `partner-enrich-ledger-${randomUUID()}` });
+    await consumer.connect();
+    await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ message }) => {
+        const key = message.key?.toString('utf8');
+        if (!key) return;
+        if (message.value === null) changes.removed(key);
+        else changes.recorded(JSON.parse(message.value.toString('utf8')) as LedgerEntry);
+      },
+    });
+    return () => consumer.disconnect();
   }
 
   async save(entry: LedgerEntry): Promise<void> {
