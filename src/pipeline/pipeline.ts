@@ -95,6 +95,7 @@ export class Pipeline {
   #commitTimer: NodeJS.Timeout | undefined;
   #pendingCommits = new Map<string, Committable>();
   #fatal: Error | undefined;
+  readonly #failed = Promise.withResolvers<Error>();
   #stopped = false;
   readonly #admissions = new Set<Promise<string>>();
   #idleWaiters: (() => void)[] = [];
@@ -115,6 +116,17 @@ export class Pipeline {
 
   get failure(): Error | undefined {
     return this.#fatal;
+  }
+
+  /** Resolves with the failure that ended the pipeline; never rejects, never resolves on a clean stop. */
+  get failed(): Promise<Error> {
+    return this.#failed.promise;
+  }
+
+  /** Whether the pipeline takes work; the reasons name what is missing. */
+  readiness(): { ready: boolean; reasons: string[] } {
+    const reasons = this.#fatal ? [this.#fatal.message] : [];
+    return { ready: reasons.length === 0, reasons };
   }
 
   async start(): Promise<void> {
@@ -365,6 +377,7 @@ export class Pipeline {
           cause: error,
         },
       );
+      this.#failed.resolve(this.#fatal);
       void this.#parts.source.stop();
       this.#wakeIdle();
       return;
