@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { BULK_ERROR_CODES } from '../src/bulk/errors.ts';
 import { CONFIG_ERROR_CODES } from '../src/config/index.ts';
 import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
-import { PIPELINE_ERROR_CODES } from '../src/pipeline/pipeline.ts';
+import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
 import { REFDATA_ERROR_CODES } from '../src/refdata/index.ts';
 import { SANDBOX_DATASET_ERROR_CODES } from '../src/sandbox/dataset/errors.ts';
 import { SANDBOX_ERROR_CODES, SANDBOX_HTTP_ERROR_CODES } from '../src/sandbox/index.ts';

@@ -1,13 +1,20 @@
 // Submitted bulks, remembered until every record in them is committed at the source:
 // a record re-read after a crash, restart or rebalance finds the bulk it was already
 // submitted in, and the pipeline polls that bulk instead of paying for it again.
+// A bulk is kept as one entry per input partition it holds records of, so that whoever
+// owns a partition when its records are committed releases that partition's entry: after
+// a rebalance no single member commits every partition of a bulk.
 import { positionKey, type SourcePosition, type SubmittedTask } from '../pipeline/records.ts';
 
 export interface LedgerEntry {
+  /** The store's key: bulk id and input partition (a bare bulk id in entries of earlier versions). */
+  key?: string;
   bulkId: string;
   createdAt: number;
   tasks: { taskId: string; hash: string; positions: SourcePosition[] }[];
 }
+
+const entryKey = (entry: LedgerEntry): string => entry.key ?? entry.bulkId;
 
 /** Where ledger entries are kept durably (the internal state topic, or memory for files). */
 export interface LedgerStore {
@@ -20,8 +27,10 @@ export interface LedgerStore {
     recorded(entry: LedgerEntry): void;
     removed(bulkId: string): void;
   }): Promise<() => Promise<void>>;
-  save(entry: LedgerEntry): Promise<void>;
-  remove(bulkId: string): Promise<void>;
+  /** Resolves once what other replicas recorded up to now is delivered to follow()'s listener. */
+  caughtUp?(): Promise<void>;
+  save(entries: LedgerEntry[]): Promise<void>;
+  remove(keys: string[]): Promise<void>;
 }
 
 const recordKey = (position: SourcePosition): string => `${positionKey(position)}:${position.offset}`;
@@ -47,8 +56,13 @@ export class BulkLedger {
     if (!this.#store.follow) return async () => {};
     return this.#store.follow({
       recorded: (entry) => this.#index(entry),
-      removed: (bulkId) => this.#forget(bulkId),
+      removed: (key) => this.#forget(key),
     });
+  }
+
+  /** Resolves once every bulk recorded anywhere up to now is known here. */
+  async caughtUp(): Promise<void> {
+    await this.#store.caughtUp?.();
   }
 
   get size(): number {
@@ -59,35 +73,54 @@ export class BulkLedger {
     return this.#byRecord.get(recordKey(position));
   }
 
-  /** Persists the bulk before it is polled; resolves once the store has it durably. */
-  async record(entry: LedgerEntry): Promise<void> {
-    await this.#store.save(entry);
-    this.#index(entry);
+  /** Persists the bulk, one entry per input partition, before it is polled; resolves once the store has it durably. */
+  async record(bulk: Omit<LedgerEntry, 'key'>): Promise<void> {
+    const byPartition = new Map<string, LedgerEntry>();
+    for (const task of bulk.tasks) {
+      const partition = positionKey(task.positions[0] as SourcePosition);
+      let entry = byPartition.get(partition);
+      if (!entry) {
+        entry = {
+          key: `${bulk.bulkId}/${partition}`,
+          bulkId: bulk.bulkId,
+          createdAt: bulk.createdAt,
+          tasks: [],
+        };
+        byPartition.set(partition, entry);
+      }
+      entry.tasks.push(task);
+    }
+    const entries = [...byPartition.values()];
+    await this.#store.save(entries);
+    for (const entry of entries) this.#index(entry);
   }
 
-  /** Drops bulks whose every record lies below the committed positions; returns their ids. */
+  /**
+   * Drops entries whose every record lies below the committed positions; returns the ids of
+   * bulks of which no entry is left.
+   */
   async release(committed: { topic: string; partition: number; offset: number }[]): Promise<string[]> {
-    const released: string[] = [];
     const commits = new Map(committed.map((c) => [positionKey(c), c.offset]));
     const isCommitted = (p: SourcePosition) => p.offset < (commits.get(positionKey(p)) ?? -1);
-    for (const entry of [...this.#entries.values()]) {
-      if (!entry.tasks.every((task) => task.positions.every(isCommitted))) continue;
-      await this.#store.remove(entry.bulkId);
-      this.#forget(entry.bulkId);
-      released.push(entry.bulkId);
-    }
-    return released;
+    const done = [...this.#entries.values()].filter((entry) =>
+      entry.tasks.every((task) => task.positions.every(isCommitted)),
+    );
+    if (done.length === 0) return [];
+    await this.#store.remove(done.map(entryKey));
+    for (const entry of done) this.#forget(entryKey(entry));
+    const left = new Set([...this.#entries.values()].map((entry) => entry.bulkId));
+    return [...new Set(done.map((entry) => entry.bulkId))].filter((bulkId) => !left.has(bulkId));
   }
 
-  #forget(bulkId: string): void {
-    const entry = this.#entries.get(bulkId);
+  #forget(key: string): void {
+    const entry = this.#entries.get(key);
     if (!entry) return;
-    this.#entries.delete(bulkId);
+    this.#entries.delete(key);
     for (const task of entry.tasks) for (const p of task.positions) this.#byRecord.delete(recordKey(p));
   }
 
   #index(entry: LedgerEntry): void {
-    this.#entries.set(entry.bulkId, entry);
+    this.#entries.set(entryKey(entry), entry);
     for (const task of entry.tasks) {
       for (const position of task.positions) {
         this.#byRecord.set(recordKey(position), {
@@ -104,7 +137,11 @@ export const memoryLedgerStore = (): LedgerStore => {
   const entries = new Map<string, LedgerEntry>();
   return {
     load: async () => [...entries.values()],
-    save: async (entry) => void entries.set(entry.bulkId, entry),
-    remove: async (bulkId) => void entries.delete(bulkId),
+    save: async (saved) => {
+      for (const entry of saved) entries.set(entryKey(entry), entry);
+    },
+    remove: async (keys) => {
+      for (const key of keys) entries.delete(key);
+    },
   };
 };

@@ -16,5 +16,9 @@ export function logObserver(logger: Logger): PipelineObserver {
     bulkFinished: (bulkId, tasks, ms) => logger.debug({ bulkId, tasks, ms }, 'bulk finished'),
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
     committed: (positions) => logger.debug({ positions }, 'committed'),
+    commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
+    partitionsAssigned: (partitions) => logger.info({ partitions }, 'partitions assigned'),
+    partitionsRevoked: (partitions) =>
+      logger.info({ partitions }, 'partitions revoked: their work is dropped'),
   };
 }

@@ -4,7 +4,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Committable } from '../pipeline/commit-watermark.ts';
-import type { RecordSource } from '../pipeline/ports.ts';
+import type { RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
 
 function tombstoneKey(line: string): string | undefined {
@@ -39,26 +39,32 @@ export class NdjsonSource implements RecordSource {
     return this.#committed;
   }
 
-  async start(deliver: (record: InputRecord) => Promise<void>): Promise<void> {
-    void this.#read(deliver).then(this.#resolveDrained, this.#rejectDrained);
+  async start(handler: SourceHandler): Promise<void> {
+    handler.assigned([{ topic: this.#path, partition: 0 }]);
+    void this.#read(handler).then(this.#resolveDrained, this.#rejectDrained);
   }
 
-  async #read(deliver: (record: InputRecord) => Promise<void>): Promise<void> {
+  async #read(handler: SourceHandler): Promise<void> {
     const lines = createInterface({ input: createReadStream(this.#path), crlfDelay: Infinity });
     let lineNumber = 0;
     for await (const line of lines) {
       lineNumber += 1;
-      while (this.#paused && !this.#stopped) await new Promise<void>((resolve) => (this.#wake = resolve));
-      if (this.#stopped) break;
       if (line.trim() === '') continue;
       const deleted = tombstoneKey(line);
-      await deliver({
+      const record: InputRecord = {
         position: { topic: this.#path, partition: 0, offset: lineNumber },
         key: deleted === undefined ? null : Buffer.from(deleted),
         value: deleted === undefined ? Buffer.from(line) : null,
         headers: {},
         timestamp: Date.now(),
-      });
+      };
+      // A record the pipeline did not take (intake full) is offered again once it resumes.
+      for (;;) {
+        while (this.#paused && !this.#stopped) await new Promise<void>((resolve) => (this.#wake = resolve));
+        if (this.#stopped || handler.offer(record)) break;
+        this.#paused = true;
+      }
+      if (this.#stopped) break;
     }
     lines.close();
   }

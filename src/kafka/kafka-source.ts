@@ -1,10 +1,15 @@
 // The input topic as a record source. Offsets are never committed by kafkajs itself:
 // the pipeline commits a partition's position only when every record before it is
-// finished (see pipeline/commit-watermark.ts). Pausing stops fetching; nothing is buffered.
+// finished (see pipeline/committer.ts). Pausing stops fetching; nothing is buffered.
+//
+// kafkajs rebalances eagerly and has no revocation callback: a member learns its new
+// assignment when it has joined again (GROUP_JOIN). What it held before and does not hold
+// now was revoked; what it holds again is fetched anew from the committed offset (the
+// pipeline drops the copies). A crash that kafkajs restarts from leaves the group, so
+// everything is revoked then.
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
-import type { RecordSource } from '../pipeline/ports.ts';
-import type { InputRecord } from '../pipeline/records.ts';
+import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 
 /** Well inside kafkajs's default 3 s heartbeat interval and any sane session timeout. */
 const HEARTBEAT_EVERY_MS = 1000;
@@ -13,8 +18,6 @@ export interface KafkaSourceOptions {
   topic: string;
   groupId: string;
   sessionTimeoutMs: number;
-  /** Called when a commit fails (e.g. during a rebalance); the records are read again later. */
-  onCommitError?: (error: Error) => void;
 }
 
 const headerText = (headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> = {}) =>
@@ -24,9 +27,13 @@ const headerText = (headers: Record<string, Buffer | string | (Buffer | string)[
       .map(([k, v]) => [k, String(Array.isArray(v) ? v[0] : v)]),
   );
 
+const refKey = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
+
 export class KafkaSource implements RecordSource {
   readonly #consumer: Consumer;
   readonly #options: KafkaSourceOptions;
+  /** What this member was assigned at its last join. */
+  #assignment = new Map<string, PartitionRef>();
   #stopped = false;
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
@@ -42,8 +49,16 @@ export class KafkaSource implements RecordSource {
     return this.#consumer;
   }
 
-  async start(deliver: (record: InputRecord) => Promise<void>): Promise<void> {
+  async start(handler: SourceHandler): Promise<void> {
     const { topic } = this.#options;
+    const { GROUP_JOIN, REBALANCING, CRASH } = this.#consumer.events;
+    this.#consumer.on(GROUP_JOIN, ({ payload }) => this.#joined(handler, payload.memberAssignment));
+    this.#consumer.on(REBALANCING, () => handler.rebalancing());
+    this.#consumer.on(CRASH, ({ payload }) => {
+      // kafkajs disconnects before it restarts: the group takes back every partition.
+      this.#joined(handler, {});
+      if (!payload.restart && !this.#stopped) handler.failed(payload.error);
+    });
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topic, fromBeginning: true });
     await this.#consumer.run({
@@ -53,16 +68,17 @@ export class KafkaSource implements RecordSource {
         let lastHeartbeat = Date.now();
         for (const message of batch.messages) {
           if (this.#stopped || !isRunning() || isStale()) break;
-          await deliver({
+          const taken = handler.offer({
             position: { topic: batch.topic, partition: batch.partition, offset: Number(message.offset) },
             key: message.key,
             value: message.value,
             headers: headerText(message.headers),
             timestamp: Number(message.timestamp),
           });
-          // Resolving only moves kafkajs's fetch position; commits are the pipeline's.
+          // Not taken (intake full, or the partition is not ours): the next fetch after resume
+          // starts here, since only resolved offsets move kafkajs's fetch position.
+          if (!taken) break;
           resolveOffset(message.offset);
-          // kafkajs heartbeats only when asked; a paused pipeline can hold a batch for long.
           if (Date.now() - lastHeartbeat > HEARTBEAT_EVERY_MS) {
             await heartbeat();
             lastHeartbeat = Date.now();
@@ -72,31 +88,43 @@ export class KafkaSource implements RecordSource {
     });
   }
 
-  pause(): void {
-    this.#consumer.pause([{ topic: this.#options.topic }]);
+  #joined(handler: SourceHandler, memberAssignment: Record<string, number[]>): void {
+    const next = new Map<string, PartitionRef>();
+    for (const [topic, partitions] of Object.entries(memberAssignment))
+      for (const partition of partitions) next.set(refKey({ topic, partition }), { topic, partition });
+    const revoked = [...this.#assignment].filter(([key]) => !next.has(key)).map(([, ref]) => ref);
+    this.#assignment = next;
+    handler.revoked(revoked);
+    handler.assigned([...next.values()]);
   }
 
-  resume(): void {
-    this.#consumer.resume([{ topic: this.#options.topic }]);
+  pause(partitions: PartitionRef[]): void {
+    this.#consumer.pause(byTopic(partitions));
+  }
+
+  resume(partitions: PartitionRef[]): void {
+    this.#consumer.resume(byTopic(partitions));
   }
 
   async commit(positions: Committable[]): Promise<void> {
-    try {
-      await this.#consumer.commitOffsets(
-        positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })),
-      );
-    } catch (error) {
-      this.#options.onCommitError?.(error as Error);
-    }
+    await this.#consumer.commitOffsets(
+      positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })),
+    );
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.pause();
+    this.#consumer.pause([{ topic: this.#options.topic }]);
   }
 
   async close(): Promise<void> {
     this.#stopped = true;
     await this.#consumer.disconnect();
   }
+}
+
+function byTopic(partitions: PartitionRef[]): { topic: string; partitions: number[] }[] {
+  const topics = new Map<string, number[]>();
+  for (const { topic, partition } of partitions) topics.set(topic, [...(topics.get(topic) ?? []), partition]);
+  return [...topics].map(([topic, list]) => ({ topic, partitions: list }));
 }

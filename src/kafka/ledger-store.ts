@@ -1,5 +1,5 @@
-// The bulk ledger in the internal state topic (compacted, key = bulk id, JSON value,
-// tombstone once every record of the bulk is committed).
+// The bulk ledger in the internal state topic (compacted, key = bulk id and input
+// partition, JSON value, tombstone once every record of the entry is committed).
 import { randomUUID } from 'node:crypto';
 import type { Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
@@ -9,6 +9,8 @@ export class KafkaLedgerStore implements LedgerStore {
   readonly #kafka: Kafka;
   readonly #topic: string;
   readonly #producer: Producer;
+  /** Next offset the follower will read, per state topic partition. */
+  readonly #followed = new Map<number, bigint>();
 
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
@@ -26,7 +28,7 @@ export class KafkaLedgerStore implements LedgerStore {
       const key = message.key?.toString('utf8');
       if (!key) return;
       if (message.value === null) entries.delete(key);
-      else entries.set(key, JSON.parse(message.value.toString('utf8')) as LedgerEntry);
+      else entries.set(key, { key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
     });
     return [...entries.values()];
   }
@@ -42,26 +44,59 @@ export class KafkaLedgerStore implements LedgerStore {
     await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
-      eachMessage: async ({ message }) => {
+      eachMessage: async ({ message, partition }) => {
         const key = message.key?.toString('utf8');
-        if (!key) return;
-        if (message.value === null) changes.removed(key);
-        else changes.recorded(JSON.parse(message.value.toString('utf8')) as LedgerEntry);
+        if (key) {
+          if (message.value === null) changes.removed(key);
+          else changes.recorded({ key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
+        }
+        this.#followed.set(partition, BigInt(message.offset) + 1n);
       },
     });
     return () => consumer.disconnect();
   }
 
-  async save(entry: LedgerEntry): Promise<void> {
+  /**
+   * Waits until the follower has read up to the topic's end offsets as they are now, so a
+   * member that takes over a partition knows every bulk its former owner recorded.
+   */
+  async caughtUp(timeoutMs = 60_000): Promise<void> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    let ends: { partition: number; high: bigint; low: bigint }[];
+    try {
+      ends = (await admin.fetchTopicOffsets(this.#topic)).map((p) => ({
+        partition: p.partition,
+        high: BigInt(p.high),
+        low: BigInt(p.low),
+      }));
+    } finally {
+      await admin.disconnect();
+    }
+    const deadline = Date.now() + timeoutMs;
+    const behind = () =>
+      ends.filter((e) => e.high > e.low && (this.#followed.get(e.partition) ?? -1n) < e.high);
+    while (behind().length > 0) {
+      if (Date.now() > deadline)
+        throw new Error(`state topic ${this.#topic}: follower still behind after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async save(entries: LedgerEntry[]): Promise<void> {
     await this.#producer.send({
       topic: this.#topic,
       acks: -1,
-      messages: [{ key: entry.bulkId, value: JSON.stringify(entry) }],
+      messages: entries.map((entry) => ({ key: entry.key ?? entry.bulkId, value: JSON.stringify(entry) })),
     });
   }
 
-  async remove(bulkId: string): Promise<void> {
-    await this.#producer.send({ topic: this.#topic, acks: -1, messages: [{ key: bulkId, value: null }] });
+  async remove(keys: string[]): Promise<void> {
+    await this.#producer.send({
+      topic: this.#topic,
+      acks: -1,
+      messages: keys.map((key) => ({ key, value: null })),
+    });
   }
 
   async close(): Promise<void> {

@@ -1,14 +1,21 @@
 // Per-partition commit watermark: a source position may be committed only when every
 // record before it in its partition is done (all of its outputs acknowledged), even
-// when bulks finish out of order.
+// when bulks finish out of order. Each offset counts once, whatever the order of
+// arrivals and completions: Kafka delivers records again after a rebalance (from the
+// committed offset, also for partitions a member keeps), and those copies must neither
+// be processed twice nor stop the watermark.
 import { positionKey, type SourcePosition } from './records.ts';
+import type { PartitionRef } from './ports.ts';
 
 interface PartitionTrack {
   topic: string;
   partition: number;
+  /** Tracked offsets in arrival order, which is ascending within a partition. */
   offsets: number[];
   done: Set<number>;
   head: number;
+  /** Highest offset tracked so far; -1 before any. */
+  highest: number;
   /** Next offset to commit (last done contiguous offset + 1); undefined before any. */
   committable?: number;
 }
@@ -23,21 +30,30 @@ export interface Committable {
 export class CommitWatermark {
   readonly #partitions = new Map<string, PartitionTrack>();
 
-  /** Registers a record in arrival order; records of a partition arrive in offset order. */
-  track(position: SourcePosition): void {
+  /**
+   * Registers a record in arrival order. Returns false for a record already tracked or
+   * already done (a re-delivered copy): the caller drops it, the original stands for it.
+   */
+  track(position: SourcePosition): boolean {
     const key = positionKey(position);
     let track = this.#partitions.get(key);
     if (!track) {
-      track = { topic: position.topic, partition: position.partition, offsets: [], done: new Set(), head: 0 };
+      const { topic, partition } = position;
+      track = { topic, partition, offsets: [], done: new Set(), head: 0, highest: -1 };
       this.#partitions.set(key, track);
     }
+    // Offsets only grow within a partition: one not above the highest tracked is a copy.
+    if (position.offset <= track.highest) return false;
+    track.highest = position.offset;
     track.offsets.push(position.offset);
+    return true;
   }
 
-  /** Marks a record done; returns the partition's new commit position if it moved. */
+  /** Marks a record done; returns the partition's new commit position if it moved. A second call is ignored. */
   done(position: SourcePosition): Committable | undefined {
     const track = this.#partitions.get(positionKey(position));
-    if (!track) return undefined;
+    if (!track || track.head >= track.offsets.length) return undefined;
+    if (position.offset < (track.offsets[track.head] as number)) return undefined;
     track.done.add(position.offset);
     let moved = false;
     while (track.head < track.offsets.length) {
@@ -65,9 +81,14 @@ export class CommitWatermark {
     return count;
   }
 
-  /** Forgets partitions that were revoked; their records may no longer be committed here. */
-  forget(topic: string, partition: number): void {
-    this.#partitions.delete(positionKey({ topic, partition, offset: 0 }));
+  /** Whether records of the partition are tracked here (it was not forgotten). */
+  has(partition: PartitionRef): boolean {
+    return this.#partitions.has(positionKey({ ...partition, offset: 0 }));
+  }
+
+  /** Forgets a partition that was revoked; its records may no longer be committed here. */
+  forget(partition: PartitionRef): void {
+    this.#partitions.delete(positionKey({ ...partition, offset: 0 }));
   }
 
   committed(): Committable[] {

@@ -54,6 +54,11 @@ export class KeyScheduler {
     slot.next = work;
   }
 
+  /** Forgets every partner whose active work matches (its partition was revoked): none of its versions goes. */
+  drop(matches: (work: PartnerWork) => boolean): void {
+    for (const [partnerId, slot] of this.#slots) if (matches(slot.active)) this.#slots.delete(partnerId);
+  }
+
   /** The active work of this partner is finished; the next version, if any, goes. */
   complete(partnerId: string): void {
     const slot = this.#slots.get(partnerId);

@@ -212,7 +212,7 @@ export function deleteOutputs(
   ];
 }
 
-export type FailureStage = 'decode' | 'mapping' | 'lookup';
+export type FailureStage = 'decode' | 'mapping' | 'lookup' | 'output';
 
 /** The original bytes with the reason in headers, so the record can be replayed after a fix. */
 export function deadLetter(

@@ -1,39 +1,34 @@
 // The enrichment pipeline's core, the same for Kafka and for files:
-//   decode -> map -> per-key order / coalesce / skip-unchanged -> batch
-//   -> quota gate -> bulk lookup -> outputs -> commit watermark.
+//   intake (decode, map; intake.ts) -> lookup coordination (per-key order, coalescing,
+//   skip-unchanged, batch, quota, bulk, settle; lookup-coordinator.ts) -> outputs
+//   (output-writer.ts) -> commit (committer.ts).
 // Every accepted record ends as outputs or dead letters; its source position is
-// committed only after that, and after every earlier record of its partition.
-import { randomUUID } from 'node:crypto';
-import pLimit from 'p-limit';
-import type { BulkTaskResult } from '../bulk/bulk-api.ts';
+// committed only after that, and after every earlier record of its partition. This file
+// wires the stages and follows the source's partition ownership and the pipeline's life.
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
-import { BulkError } from '../bulk/errors.ts';
-import { PartnerEnrichError, isPartnerEnrichError } from '../errors.ts';
-import { MappingError } from '../mapping/errors.ts';
+import type { PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
-import { contentHash } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
-import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
+import type { BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
-import { Batcher } from './batcher.ts';
-import { CommitWatermark, type Committable } from './commit-watermark.ts';
-import { KeyScheduler } from './key-scheduler.ts';
+import { Committer } from './committer.ts';
+import { PipelineError } from './errors.ts';
+import { FlowControl, type PauseReason } from './flow-control.ts';
+import { Intake } from './intake.ts';
+import { LookupCoordinator } from './lookup-coordinator.ts';
+import { OutputWriter } from './output-writer.ts';
 import {
   deadLetter,
-  deleteOutputs,
-  failedOutputs,
-  matchedOutputs,
-  reusedOutputs,
   type EmitContext,
   type FailureStage,
-  type OutputMessage,
   type StoredPartner,
   type Thresholds,
 } from './outputs.ts';
-import type { OutputSink, PipelineObserver, RecordSource } from './ports.ts';
-import type { InputRecord, PartnerWork } from './records.ts';
+import { Ownership } from './ownership.ts';
+import type { OutputSink, PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
+import type { InputRecord } from './records.ts';
 
 export interface PipelineOptions {
   maxTasks: number;
@@ -62,56 +57,67 @@ export interface PipelineParts {
   now?: () => number;
 }
 
-export const PIPELINE_ERROR_CODES = [
-  /** Outputs could not be written; the pipeline stops without committing, records are read again. */
-  'PIPELINE_OUTPUT_FAILED',
-  /** A failure without a code of its own (a socket reset, DNS): treated as a transport error, retried. */
-  'TRANSPORT_ERROR',
-  /** The service reported a task FAILED; retried up to the attempt budget. */
-  'TASK_FAILED',
-  /** The service rejected a task's input; not retried. */
-  'TASK_INVALID_INPUT',
-] as const;
-
-export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
-
-export class PipelineError extends PartnerEnrichError<PipelineErrorCode> {}
-
-type PauseReason = 'quota' | 'backpressure';
-
 export class Pipeline {
   readonly #parts: PipelineParts;
-  readonly #options: PipelineOptions;
   readonly #observer: PipelineObserver;
   readonly #context: EmitContext;
-  readonly #watermark = new CommitWatermark();
-  readonly #scheduler: KeyScheduler;
-  readonly #batcher: Batcher;
-  readonly #bulkLimit: ReturnType<typeof pLimit>;
-  readonly #pauses = new Set<PauseReason>();
-  readonly #retryTimers = new Set<NodeJS.Timeout>();
-  #intake: Promise<void> = Promise.resolve();
-  #inFlight = 0;
-  #commitTimer: NodeJS.Timeout | undefined;
-  #pendingCommits = new Map<string, Committable>();
-  #fatal: Error | undefined;
+  readonly #ownership = new Ownership();
+  readonly #flow: FlowControl;
+  readonly #committer: Committer;
+  readonly #writer: OutputWriter;
+  readonly #intake: Intake;
+  readonly #lookups: LookupCoordinator;
   readonly #failed = Promise.withResolvers<Error>();
-  #stopped = false;
-  readonly #admissions = new Set<Promise<string>>();
-  #idleWaiters: (() => void)[] = [];
+  #fatal: Error | undefined;
+  #started = false;
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
     this.#parts = parts;
-    this.#options = options;
     this.#observer = parts.observer ?? {};
     this.#context = { storageId: options.storageId, now: parts.now ?? Date.now };
-    this.#scheduler = new KeyScheduler((work) => this.#dispatch(work));
-    this.#batcher = new Batcher(options, (batch) => void this.#bulkLimit(() => this.#lookup(batch)));
-    this.#bulkLimit = pLimit(options.maxConcurrentBulks);
+    this.#flow = new FlowControl(parts.source, this.#observer);
+    this.#committer = new Committer(
+      { source: parts.source, ledger: parts.ledger, runner: parts.runner, observer: this.#observer },
+      options.commitIntervalMs,
+    );
+    this.#writer = new OutputWriter(
+      parts.sink,
+      this.#observer,
+      (error) => this.#fail(error),
+      this.#context.now,
+    );
+    this.#lookups = new LookupCoordinator(
+      {
+        runner: parts.runner,
+        ledger: parts.ledger,
+        ...(parts.quota ? { quota: parts.quota } : {}),
+        storage: parts.storage,
+        ownership: this.#ownership,
+        writer: this.#writer,
+        observer: this.#observer,
+        context: this.#context,
+        finished: (work) => this.#finished(work.records.map((r) => r.input)),
+      },
+      options,
+    );
+    this.#intake = new Intake(
+      {
+        decoder: parts.decoder,
+        toTask: parts.toTask,
+        ledger: parts.ledger,
+        watermark: this.#committer.watermark,
+        ownership: this.#ownership,
+        flow: this.#flow,
+        observer: this.#observer,
+        schedule: (work) => this.#lookups.schedule(work),
+        reject: (input, stage, error, epoch) => this.#reject(input, stage, error, epoch),
+      },
+      { maxInFlightRecords: options.maxInFlightRecords, registryBackoff: options.retry },
+    );
   }
 
   get coalesced(): number {
-    return this.#scheduler.coalesced;
+    return this.#lookups.coalesced;
   }
 
   get failure(): Error | undefined {
@@ -123,333 +129,120 @@ export class Pipeline {
     return this.#failed.promise;
   }
 
+  /** Records taken from the source and not yet finished. */
+  get inFlight(): number {
+    return this.#intake.inFlight;
+  }
+
+  /** The most records ever in flight at once. */
+  get peakInFlight(): number {
+    return this.#intake.peakInFlight;
+  }
+
   /** Whether the pipeline takes work; the reasons name what is missing. */
   readiness(): { ready: boolean; reasons: string[] } {
-    const reasons = this.#fatal ? [this.#fatal.message] : [];
+    const reasons: string[] = [];
+    if (this.#fatal) reasons.push(this.#fatal.message);
+    if (!this.#started) reasons.push('pipeline not started');
+    const waiting = this.#intake.waitingForRegistry;
+    if (waiting.length > 0)
+      reasons.push(
+        `waiting for the schema registry: ${waiting.map((p) => `${p.topic}[${p.partition}]`).join(', ')}`,
+      );
+    if (this.#flow.reasons.includes('restoring'))
+      reasons.push('restoring state of newly assigned partitions');
     return { ready: reasons.length === 0, reasons };
   }
 
   async start(): Promise<void> {
-    await this.#parts.source.start((record) => this.accept(record));
-  }
-
-  /** Takes one record from the source; resolves once it is decoded and scheduled. */
-  accept(input: InputRecord): Promise<void> {
-    this.#watermark.track(input.position);
-    this.#inFlight += 1;
-    this.#observer.recordIn?.();
-    if (this.#inFlight >= this.#options.maxInFlightRecords) this.#addPause('backpressure');
-    // Decoding is asynchronous (schema lookups); chaining keeps partition order.
-    this.#intake = this.#intake.then(() => this.#admit(input));
-    return this.#intake;
+    await this.#parts.source.start({
+      offer: (record) => this.#intake.offer(record),
+      assigned: (partitions) => this.#assigned(partitions),
+      revoked: (partitions) => this.#revoked(partitions),
+      rebalancing: () => this.#lookups.hold(),
+      failed: (error) =>
+        this.#fail(
+          new PipelineError('PIPELINE_SOURCE_FAILED', `input failed: ${error.message}`, { cause: error }),
+        ),
+    });
+    this.#started = true;
   }
 
   /** Resolves when every accepted record is finished (outputs written). */
   async idle(): Promise<void> {
-    if (this.#inFlight === 0) return;
-    this.#batcher.flush();
-    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    this.#lookups.flush();
+    await Promise.race([this.#intake.idle(), this.#failed.promise]);
   }
 
   /** Stops intake, waits up to `graceMs` for in-flight work, commits what is done. */
   async stop(graceMs: number): Promise<{ abandoned: number }> {
     await this.#parts.source.stop();
-    if (graceMs > 0) {
-      this.#batcher.flush();
+    if (graceMs > 0 && !this.#fatal) {
+      this.#lookups.flush();
       await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     }
     // What is not finished now is abandoned: not committed, read again after a restart.
-    this.#stopped = true;
-    this.#parts.quota?.close();
-    this.#batcher.close();
-    for (const timer of this.#retryTimers) clearTimeout(timer);
-    await Promise.allSettled([...this.#admissions]);
-    this.#parts.runner.close();
-    await this.#flushCommits();
+    this.#intake.stop();
+    await this.#lookups.stop();
+    await this.#writer.settled();
+    this.#committer.close();
+    if (!this.#fatal) await this.#committer.flush();
     await this.#parts.source.close();
-    return { abandoned: this.#inFlight };
+    return { abandoned: this.#intake.inFlight };
   }
 
-  async #admit(input: InputRecord): Promise<void> {
-    const partnerId = input.key?.toString('utf8') ?? '';
-    if (input.value === null) {
-      if (!partnerId) {
-        const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
-        return this.#rejectInput(input, 'mapping', error);
-      }
-      return this.#scheduler.offer(this.#work(partnerId, 'delete', { input }));
-    }
-    let partner: PartnerRecord;
-    try {
-      partner = await this.#decode(input.value);
-    } catch (error) {
-      return this.#rejectInput(input, 'decode', asPipelineError(error));
-    }
-    let jsonRecord: JsonRecord;
-    try {
-      jsonRecord = this.#parts.toTask(partner);
-    } catch (error) {
-      return this.#rejectInput(input, 'mapping', asPipelineError(error));
-    }
-    const work = this.#work(partner.partnerId, 'lookup', { input, partner });
-    work.jsonRecord = jsonRecord;
-    work.hash = contentHash(jsonRecord);
-    const submitted = this.#parts.ledger.find(input.position);
-    if (submitted && submitted.hash === work.hash) work.resumeFrom = submitted;
-    this.#scheduler.offer(work);
-  }
-
-  /** The schema registry being away is no reason to dead-letter a record: wait for it. */
-  async #decode(value: Buffer): Promise<PartnerRecord> {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await this.#parts.decoder.decode(value);
-      } catch (error) {
-        if (!isPartnerEnrichError(error) || !error.canRetry || attempt >= this.#options.retry.maxAttempts * 4)
-          throw error;
-        this.#observer.retry?.(error.code, attempt);
-        await sleep(backoffDelay(attempt, this.#options.retry));
-      }
-    }
-  }
-
-  #work(partnerId: string, kind: PartnerWork['kind'], record: PartnerWork['records'][number]): PartnerWork {
-    return { id: randomUUID(), partnerId, kind, records: [record], state: 'scheduled', attempts: 0 };
-  }
-
-  #rejectInput(input: InputRecord, stage: FailureStage, error: PartnerEnrichError): void {
-    this.#observer.deadLetter?.(stage, error.code);
-    void this.#write([deadLetter(input, stage, error, 1, this.#context.now())], () =>
-      this.#finishRecords([input]),
-    );
-  }
-
-  #dispatch(work: PartnerWork): void {
-    const previous = this.#parts.storage.get(work.partnerId);
-    if (work.kind === 'delete') {
-      void this.#write(deleteOutputs(work, previous, this.#context), () => {
-        this.#parts.storage.delete(work.partnerId);
-        this.#finish(work);
-      });
-      return;
-    }
-    if (work.resumeFrom) {
-      void this.#resume(work, work.resumeFrom.bulkId, work.resumeFrom.taskId);
-      return;
-    }
-    if (
-      this.#options.skipUnchanged &&
-      previous &&
-      previous.hash === work.hash &&
-      previous.outcome !== 'FAILED'
-    ) {
-      for (const _ of work.records) this.#observer.recordOut?.(previous.outcome, true);
-      void this.#write(reusedOutputs(work, previous, this.#context), () => this.#finish(work));
-      return;
-    }
-    this.#batcher.add(work);
-  }
-
-  async #lookup(batch: PartnerWork[]): Promise<void> {
-    const live = batch.filter((work) => work.state === 'submitted');
-    if (live.length === 0) return;
-    let started: number | undefined;
-    try {
-      const bulkId = await this.#submitBulk(live, () => (started = Date.now()));
-      const results = await this.#parts.runner.collect(bulkId);
-      this.#observer.bulkFinished?.(bulkId, live.length, Date.now() - (started ?? Date.now()));
-      for (const work of live) this.#settle(work, bulkId, results.get(work.id));
-    } catch (error) {
-      const failure = asPipelineError(error);
-      if (started !== undefined) this.#observer.bulkFailed?.(live.length, failure.code, Date.now() - started);
-      for (const work of live) this.#retryOrFail(work, failure);
-    }
-  }
-
-  /**
-   * Quota, then submission and ledger record, as one step that a stop waits for: quota
-   * spent on a bulk that was never submitted, or a bulk submitted but not recorded, would
-   * be paid for again after a restart.
-   */
-  #submitBulk(works: PartnerWork[], onSubmitting: () => void): Promise<string> {
-    const admission = (async () => {
-      await this.#parts.quota?.acquire(works.length);
-      for (const work of works) work.attempts += 1;
-      onSubmitting();
-      this.#observer.bulkSubmitted?.(works.length);
-      return this.#parts.runner.submit(
-        works.map((work) => ({
-          taskId: work.id,
-          jsonRecord: work.jsonRecord as JsonRecord,
-          hash: work.hash as string,
-          positions: work.records.map((r) => r.input.position),
-        })),
-      );
-    })();
-    this.#admissions.add(admission);
-    void admission.catch(() => {}).finally(() => this.#admissions.delete(admission));
-    return admission;
-  }
-
-  async #resume(work: PartnerWork, bulkId: string, taskId: string): Promise<void> {
-    delete work.resumeFrom;
-    work.state = 'submitted';
-    try {
-      const results = await this.#parts.runner.resume(bulkId);
-      this.#settle(work, bulkId, results.get(taskId));
-    } catch (error) {
-      // The earlier bulk cannot be read (expired, failed): look the partner up anew.
-      this.#retryOrFail(work, asPipelineError(error));
-    }
-  }
-
-  #settle(work: PartnerWork, bulkId: string, result: BulkTaskResult | undefined): void {
-    if (this.#stopped) return;
-    if (!result) {
-      return this.#retryOrFail(
-        work,
-        new BulkError('BULK_TASK_MISSING', `task ${work.id} missing from bulk ${bulkId}`),
-      );
-    }
-    if (result.status === 'FAILED') {
-      return this.#retryOrFail(
-        work,
-        new PipelineError('TASK_FAILED', result.message ?? 'task failed', { canRetry: true }),
-      );
-    }
-    if (result.status !== 'OK') {
-      return this.#failForGood(
-        work,
-        new PipelineError('TASK_INVALID_INPUT', result.message ?? `task status ${result.status}`),
-      );
-    }
-    const previous = this.#parts.storage.get(work.partnerId);
-    const { messages, stored } = matchedOutputs(
-      work,
-      result,
-      bulkId,
-      previous,
-      this.#options.thresholds,
-      this.#context,
-    );
-    for (const _ of work.records) this.#observer.recordOut?.(stored.outcome, false);
-    void this.#write(messages, () => {
-      this.#parts.storage.set(work.partnerId, stored);
-      this.#finish(work);
-    });
-  }
-
-  #retryOrFail(work: PartnerWork, error: PartnerEnrichError): void {
-    if (this.#stopped) return;
-    if (!error.canRetry || work.attempts >= this.#options.retry.maxAttempts)
-      return this.#failForGood(work, error);
-    this.#observer.retry?.(error.code, work.attempts);
-    work.state = 'scheduled';
-    const timer = setTimeout(
-      () => {
-        this.#retryTimers.delete(timer);
-        this.#batcher.add(work);
-      },
-      backoffDelay(work.attempts, this.#options.retry),
-    );
-    this.#retryTimers.add(timer);
-  }
-
-  #failForGood(work: PartnerWork, error: PartnerEnrichError): void {
-    for (const _ of work.records) {
-      this.#observer.recordOut?.('FAILED', false);
-      this.#observer.deadLetter?.('lookup', error.code);
-    }
-    void this.#write(failedOutputs(work, error, this.#context), () => this.#finish(work));
-  }
-
-  /** Writes outputs; only once they are durable does the work count as finished. */
-  async #write(messages: OutputMessage[], then: () => void): Promise<void> {
-    if (this.#stopped) return;
-    try {
-      await this.#parts.sink.send(messages);
-    } catch (error) {
-      // Not committing is what keeps this safe: the records are read again after a restart.
-      this.#fatal ??= new PipelineError(
-        'PIPELINE_OUTPUT_FAILED',
-        `outputs could not be written: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
-      this.#failed.resolve(this.#fatal);
-      void this.#parts.source.stop();
-      this.#wakeIdle();
-      return;
-    }
-    then();
-  }
-
-  #finish(work: PartnerWork): void {
-    this.#finishRecords(work.records.map((r) => r.input));
-    this.#scheduler.complete(work.partnerId);
-  }
-
-  #finishRecords(inputs: InputRecord[]): void {
-    for (const input of inputs) {
-      const moved = this.#watermark.done(input.position);
-      if (moved) this.#pendingCommits.set(`${moved.topic}:${moved.partition}`, moved);
-    }
-    this.#inFlight -= inputs.length;
-    this.#commitTimer ??= setTimeout(() => void this.#flushCommits(), this.#options.commitIntervalMs);
-    if (this.#inFlight <= this.#options.maxInFlightRecords / 2) this.#removePause('backpressure');
-    if (this.#inFlight === 0) this.#wakeIdle();
-  }
-
-  async #flushCommits(): Promise<void> {
-    clearTimeout(this.#commitTimer);
-    this.#commitTimer = undefined;
-    if (this.#pendingCommits.size === 0) return;
-    const positions = [...this.#pendingCommits.values()];
-    this.#pendingCommits = new Map();
-    await this.#parts.source.commit(positions);
-    this.#observer.committed?.(positions);
-    for (const bulkId of await this.#parts.ledger.release(this.#watermark.committed())) {
-      this.#parts.runner.forgetResumed(bulkId);
-    }
-  }
-
-  #wakeIdle(): void {
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const wake of waiters) wake();
-  }
-
-  /** Pauses intake for a reason; the source resumes when no reason is left. */
+  /** Pauses intake for a reason that holds for every partition; resumes when none is left. */
   pause(reason: PauseReason): void {
-    this.#addPause(reason);
+    this.#flow.pause(reason);
   }
 
   resume(reason: PauseReason): void {
-    this.#removePause(reason);
+    this.#flow.resume(reason);
   }
 
-  #addPause(reason: PauseReason): void {
-    if (this.#pauses.has(reason)) return;
-    this.#pauses.add(reason);
-    this.#observer.intakePaused?.(reason);
-    if (this.#pauses.size === 1) this.#parts.source.pause();
+  #assigned(partitions: PartitionRef[]): void {
+    const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);
+    // Records of a partition new to this member wait until every bulk its former owner
+    // recorded is known here, so that they resume those bulks instead of paying again.
+    const restored = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
+    restored.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    for (const partition of fresh)
+      this.#intake.assign(partition, this.#ownership.assign(partition), restored);
+    this.#flow.assigned(partitions);
+    if (fresh.length > 0) this.#observer.partitionsAssigned?.(fresh);
+    this.#lookups.release();
   }
 
-  #removePause(reason: PauseReason): void {
-    if (!this.#pauses.delete(reason)) return;
-    this.#observer.intakeResumed?.(reason);
-    if (this.#pauses.size === 0) this.#parts.source.resume();
+  #revoked(partitions: PartitionRef[]): void {
+    for (const partition of partitions) {
+      this.#ownership.revoke(partition);
+      this.#intake.revoke(partition);
+      this.#committer.revoke(partition);
+    }
+    this.#flow.revoked(partitions);
+    this.#lookups.dropStale();
+    if (partitions.length > 0) this.#observer.partitionsRevoked?.(partitions);
   }
-}
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  #reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void {
+    if (!this.#ownership.owns(input.position, epoch)) return;
+    this.#observer.deadLetter?.(stage, error.code);
+    this.#writer.write([deadLetter(input, stage, error, 1, this.#context.now())], [input], () => {
+      if (this.#ownership.owns(input.position, epoch)) this.#finished([input]);
+    });
+  }
 
-function asPipelineError(error: unknown): PartnerEnrichError {
-  if (isPartnerEnrichError(error)) return error;
-  // Unknown failures (sockets reset, DNS) are transport errors: worth another try.
-  return new PipelineError('TRANSPORT_ERROR', (error as Error)?.message ?? String(error), {
-    cause: error,
-    canRetry: true,
-  });
+  #finished(inputs: InputRecord[]): void {
+    this.#committer.done(inputs.map((input) => input.position));
+    this.#intake.finished((inputs[0] as InputRecord).position, inputs.length);
+  }
+
+  /** A failure the pipeline cannot go on after: stop taking records, report it once. */
+  #fail(error: Error): void {
+    if (this.#fatal) return;
+    this.#fatal = error;
+    this.#intake.stop();
+    void this.#parts.source.stop().catch(() => {});
+    this.#failed.resolve(error);
+  }
 }

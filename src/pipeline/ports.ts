@@ -4,13 +4,36 @@ import type { Committable } from './commit-watermark.ts';
 import type { OutputMessage } from './outputs.ts';
 import type { InputRecord } from './records.ts';
 
+export interface PartitionRef {
+  topic: string;
+  partition: number;
+}
+
+/** What a source tells the pipeline. */
+export interface SourceHandler {
+  /**
+   * Offers one record, in order within its partition. `false`: intake is full and the record
+   * was not taken; the source stops delivering that partition and delivers the record again
+   * after resume.
+   */
+  offer(record: InputRecord): boolean;
+  /** Partitions this member owns from now on; called before any of their records is offered. */
+  assigned(partitions: PartitionRef[]): void;
+  /** Partitions this member no longer owns: their work is dropped and never committed here. */
+  revoked(partitions: PartitionRef[]): void;
+  /** The group began to rebalance: ownership is uncertain until the next assignment. */
+  rebalancing(): void;
+  /** The source cannot go on (its consumer crashed and will not restart). */
+  failed(error: Error): void;
+}
+
 export interface RecordSource {
-  /** Starts delivering records, in order within each partition, to `deliver`. */
-  start(deliver: (record: InputRecord) => Promise<void>): Promise<void>;
-  /** Stops fetching (records already delivered stay in the pipeline); nothing is buffered. */
-  pause(): void;
-  resume(): void;
-  /** Makes positions durable: after a restart, reading continues from them. */
+  /** Starts delivering records to `handler`. */
+  start(handler: SourceHandler): Promise<void>;
+  /** Stops fetching these partitions (records already offered stay in the pipeline); nothing is buffered. */
+  pause(partitions: PartitionRef[]): void;
+  resume(partitions: PartitionRef[]): void;
+  /** Makes positions durable: after a restart, reading continues from them. Rejects when the commit failed. */
   commit(positions: Committable[]): Promise<void>;
   /** Resolves when a bounded source (a file) has delivered its last record. */
   readonly drained?: Promise<void>;
@@ -38,6 +61,10 @@ export interface PipelineObserver {
   intakeResumed?(reason: string): void;
   quotaUsed?(amount: number): void;
   committed?(positions: Committable[]): void;
+  /** A commit (or a ledger release after it) failed; it is tried again at the next interval. */
+  commitFailed?(reason: string): void;
+  partitionsAssigned?(partitions: PartitionRef[]): void;
+  partitionsRevoked?(partitions: PartitionRef[]): void;
 }
 
 const OBSERVER_EVENTS = [
@@ -52,6 +79,9 @@ const OBSERVER_EVENTS = [
   'intakeResumed',
   'quotaUsed',
   'committed',
+  'commitFailed',
+  'partitionsAssigned',
+  'partitionsRevoked',
 ] as const satisfies readonly (keyof PipelineObserver)[];
 
 /** One observer that forwards every event to each of `observers`. */

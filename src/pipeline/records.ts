@@ -47,6 +47,8 @@ export interface PartnerWork {
   hash?: string;
   /** queued: waiting in the batcher (may still be coalesced); submitted: in a bulk. */
   state: 'scheduled' | 'queued' | 'submitted';
+  /** The assignment of the work's partition it belongs to (see Ownership); stale work is dropped. */
+  epoch: number;
   /** Lookup attempts made so far (bulk failures and FAILED tasks). */
   attempts: number;
   resumeFrom?: SubmittedTask;

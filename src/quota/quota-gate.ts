@@ -45,10 +45,17 @@ export class QuotaGate {
     return this.#exhausted;
   }
 
-  /** Resolves once `amount` units were consumed; rejects only when the check itself fails or the gate closes. */
-  acquire(amount: number): Promise<void> {
-    const turn = this.#queue.then(() => this.#consume(amount));
-    this.#queue = turn.catch(() => {});
+  /**
+   * Resolves with the units consumed once they were; rejects only when the check itself fails
+   * or the gate closes. A function amount is asked again before every attempt (what still needs
+   * quota can shrink while the gate waits, e.g. when partitions are revoked); 0 consumes nothing.
+   */
+  acquire(amount: number | (() => number)): Promise<number> {
+    const turn = this.#queue.then(() => this.#consume(typeof amount === 'number' ? () => amount : amount));
+    this.#queue = turn.then(
+      () => {},
+      () => {},
+    );
     return turn;
   }
 
@@ -57,10 +64,12 @@ export class QuotaGate {
     this.#closed = true;
   }
 
-  async #consume(amount: number): Promise<void> {
+  async #consume(needed: () => number): Promise<number> {
     const sleep = this.#options.sleep ?? defaultSleep;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#closed) throw new Error('quota gate closed');
+      const amount = needed();
+      if (amount === 0) return 0;
       const status = await this.#check.consume(amount);
       if (status === 'OK') {
         if (this.#exhausted) {
@@ -68,7 +77,7 @@ export class QuotaGate {
           this.#events.onRestored();
         }
         this.#events.onConsumed(amount);
-        return;
+        return amount;
       }
       if (!this.#exhausted) {
         this.#exhausted = true;

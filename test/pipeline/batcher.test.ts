@@ -9,6 +9,7 @@ const work = (id: string): PartnerWork => ({
   records: [],
   state: 'scheduled',
   attempts: 0,
+  epoch: 1,
 });
 
 describe('Batcher', () => {

@@ -23,6 +23,7 @@ function work(partnerId: string, kind: PartnerWork['kind'] = 'lookup', hash = `h
     ],
     state: 'scheduled',
     attempts: 0,
+    epoch: 1,
   };
 }
 

@@ -1,0 +1,229 @@
+// Intake: takes records from the source up to the in-flight cap, drops copies Kafka
+// delivers again, decodes and maps each record in its partition's order, and hands the
+// result on as work. Each partition has its own chain, so a partition whose records wait
+// for the schema registry pauses alone while the others go on (and the consumer keeps
+// heartbeating: offering never waits).
+import { randomUUID } from 'node:crypto';
+import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
+import { MappingError } from '../mapping/errors.ts';
+import { contentHash, type JsonRecord } from '../mapping/lookup-task.ts';
+import type { BulkLedger } from '../bulk/bulk-ledger.ts';
+import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
+import type { PartnerDecoder } from '../serde/partner-decoders.ts';
+import type { PartnerRecord } from '../serde/partner-record.ts';
+import type { CommitWatermark } from './commit-watermark.ts';
+import { asPipelineError } from './errors.ts';
+import type { FlowControl } from './flow-control.ts';
+import type { FailureStage } from './outputs.ts';
+import type { Ownership } from './ownership.ts';
+import type { PartitionRef, PipelineObserver } from './ports.ts';
+import { positionKey, type InputRecord, type PartnerWork } from './records.ts';
+
+export interface IntakeOptions {
+  maxInFlightRecords: number;
+  /** Backoff while the schema registry is away; it is waited for, never a reason to dead-letter. */
+  registryBackoff: BackoffOptions;
+}
+
+export interface IntakeParts {
+  decoder: PartnerDecoder;
+  toTask: (partner: PartnerRecord) => JsonRecord;
+  ledger: BulkLedger;
+  watermark: CommitWatermark;
+  ownership: Ownership;
+  flow: FlowControl;
+  observer: PipelineObserver;
+  /** Work ready for per-key scheduling. */
+  schedule(work: PartnerWork): void;
+  /** A record that cannot become work: dead-letter it. */
+  reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void;
+}
+
+interface PartitionIntake {
+  ref: PartitionRef;
+  epoch: number;
+  chain: Promise<void>;
+  /** Records taken and not yet finished. */
+  inFlight: number;
+  waitingForRegistry: boolean;
+}
+
+export class Intake {
+  readonly #parts: IntakeParts;
+  readonly #options: IntakeOptions;
+  readonly #partitions = new Map<string, PartitionIntake>();
+  #inFlight = 0;
+  #peak = 0;
+  #stopped = false;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(parts: IntakeParts, options: IntakeOptions) {
+    this.#parts = parts;
+    this.#options = options;
+  }
+
+  /** Records taken and not yet finished (outputs written or dropped with their partition). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** The most records ever in flight at once. */
+  get peakInFlight(): number {
+    return this.#peak;
+  }
+
+  /** Partitions whose records wait for the schema registry. */
+  get waitingForRegistry(): PartitionRef[] {
+    return [...this.#partitions.values()].filter((p) => p.waitingForRegistry).map((p) => p.ref);
+  }
+
+  /** A partition is ours from now on; its records are admitted once `ready` resolves. */
+  assign(ref: PartitionRef, epoch: number, ready: Promise<void>): void {
+    const { flow } = this.#parts;
+    flow.pause('restoring', ref);
+    const chain = ready.then(
+      () => flow.resume('restoring', ref),
+      () => flow.resume('restoring', ref),
+    );
+    this.#partitions.set(keyOf(ref), { ref, epoch, chain, inFlight: 0, waitingForRegistry: false });
+  }
+
+  /** A partition is no longer ours: its records in flight are forgotten (they are read again by its new owner). */
+  revoke(ref: PartitionRef): void {
+    const intake = this.#partitions.get(keyOf(ref));
+    if (!intake) return;
+    this.#partitions.delete(keyOf(ref));
+    this.#release(intake.inFlight);
+  }
+
+  offer(input: InputRecord): boolean {
+    const intake = this.#partitions.get(keyOf(input.position));
+    // Not (or no longer) ours, e.g. a batch fetched before a rebalance: not taken, and not
+    // resolved at the source, so whoever owns the partition reads it.
+    if (!intake || this.#stopped) return false;
+    if (this.#inFlight >= this.#options.maxInFlightRecords) {
+      this.#parts.flow.pause('backpressure');
+      return false;
+    }
+    if (!this.#parts.watermark.track(input.position)) return true;
+    this.#inFlight += 1;
+    intake.inFlight += 1;
+    this.#peak = Math.max(this.#peak, this.#inFlight);
+    this.#parts.observer.recordIn?.();
+    if (this.#inFlight >= this.#options.maxInFlightRecords) this.#parts.flow.pause('backpressure');
+    const { epoch } = intake;
+    intake.chain = intake.chain.then(() => this.#admit(input, intake, epoch));
+    return true;
+  }
+
+  /** Records of a partition are finished (outputs written); counts only for the current owner. */
+  finished(position: PartitionRef, count: number): void {
+    const intake = this.#partitions.get(keyOf(position));
+    if (!intake) return;
+    intake.inFlight -= count;
+    this.#release(count);
+  }
+
+  /** Resolves when nothing is in flight. */
+  idle(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  #release(count: number): void {
+    this.#inFlight -= count;
+    if (this.#inFlight <= this.#options.maxInFlightRecords / 2) this.#parts.flow.resume('backpressure');
+    if (this.#inFlight === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  }
+
+  #current(intake: PartitionIntake, epoch: number): boolean {
+    return !this.#stopped && this.#parts.ownership.owns(intake.ref, epoch);
+  }
+
+  async #admit(input: InputRecord, intake: PartitionIntake, epoch: number): Promise<void> {
+    if (!this.#current(intake, epoch)) return;
+    const partnerId = input.key?.toString('utf8') ?? '';
+    if (input.value === null) {
+      if (!partnerId) {
+        const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
+        return this.#parts.reject(input, 'mapping', error, epoch);
+      }
+      return this.#parts.schedule(work(partnerId, 'delete', input, epoch));
+    }
+    let partner: PartnerRecord;
+    try {
+      partner = await this.#decode(input.value, intake, epoch);
+    } catch (error) {
+      if (!this.#current(intake, epoch)) return;
+      return this.#parts.reject(input, 'decode', asPipelineError(error), epoch);
+    }
+    if (!this.#current(intake, epoch)) return;
+    let jsonRecord: JsonRecord;
+    try {
+      jsonRecord = this.#parts.toTask(partner);
+    } catch (error) {
+      return this.#parts.reject(input, 'mapping', asPipelineError(error), epoch);
+    }
+    const lookup = work(partner.partnerId, 'lookup', input, epoch, partner);
+    lookup.jsonRecord = jsonRecord;
+    lookup.hash = contentHash(jsonRecord);
+    const submitted = this.#parts.ledger.find(input.position);
+    if (submitted && submitted.hash === lookup.hash) lookup.resumeFrom = submitted;
+    this.#parts.schedule(lookup);
+  }
+
+  /**
+   * The schema registry being away is no reason to dead-letter a record: the partition
+   * waits for it (paused, reported by readiness) for as long as it takes.
+   */
+  async #decode(value: Buffer, intake: PartitionIntake, epoch: number): Promise<PartnerRecord> {
+    const { decoder, flow, observer } = this.#parts;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const partner = await decoder.decode(value);
+        if (intake.waitingForRegistry) {
+          intake.waitingForRegistry = false;
+          flow.resume('schema-registry', intake.ref);
+        }
+        return partner;
+      } catch (error) {
+        if (!isPartnerEnrichError(error) || !error.canRetry || !this.#current(intake, epoch)) throw error;
+        if (!intake.waitingForRegistry) {
+          intake.waitingForRegistry = true;
+          flow.pause('schema-registry', intake.ref);
+        }
+        observer.retry?.(error.code, attempt);
+        await sleep(backoffDelay(attempt, this.#options.registryBackoff));
+      }
+    }
+  }
+}
+
+const keyOf = (ref: PartitionRef): string => positionKey({ ...ref, offset: 0 });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function work(
+  partnerId: string,
+  kind: PartnerWork['kind'],
+  input: InputRecord,
+  epoch: number,
+  partner?: PartnerRecord,
+): PartnerWork {
+  return {
+    id: randomUUID(),
+    partnerId,
+    kind,
+    records: [partner ? { input, partner } : { input }],
+    state: 'scheduled',
+    attempts: 0,
+    epoch,
+  };
+}

@@ -1,0 +1,308 @@
+// Lookup coordination: what happens to a partner's work once it is its turn. Unchanged
+// content reuses the stored match; work already paid for (found in the ledger) resumes
+// its bulk; the rest is batched, paid for through the quota gate, submitted, settled into
+// outputs or retried. Work whose partition was revoked is dropped wherever it is met, so
+// the former owner pays for nothing its successor reads again.
+import pLimit from 'p-limit';
+import type { BulkTaskResult } from '../bulk/bulk-api.ts';
+import type { BulkLedger } from '../bulk/bulk-ledger.ts';
+import type { BulkRunner } from '../bulk/bulk-runner.ts';
+import { BulkError } from '../bulk/errors.ts';
+import type { PartnerEnrichError } from '../errors.ts';
+import type { JsonRecord } from '../mapping/lookup-task.ts';
+import type { QuotaGate } from '../quota/quota-gate.ts';
+import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
+import { Batcher } from './batcher.ts';
+import { PipelineError, asPipelineError } from './errors.ts';
+import { KeyScheduler } from './key-scheduler.ts';
+import type { OutputWriter } from './output-writer.ts';
+import {
+  deadLetter,
+  deleteOutputs,
+  failedOutputs,
+  matchedOutputs,
+  reusedOutputs,
+  type EmitContext,
+  type StoredPartner,
+  type Thresholds,
+} from './outputs.ts';
+import type { Ownership } from './ownership.ts';
+import type { PipelineObserver } from './ports.ts';
+import type { PartnerWork } from './records.ts';
+
+export interface LookupOptions {
+  maxTasks: number;
+  lingerMs: number;
+  maxConcurrentBulks: number;
+  skipUnchanged: boolean;
+  retry: BackoffOptions & { maxAttempts: number };
+  thresholds: Thresholds;
+}
+
+export interface LookupParts {
+  runner: BulkRunner;
+  ledger: BulkLedger;
+  quota?: QuotaGate;
+  /** Latest stored state per partner id. */
+  storage: Map<string, StoredPartner>;
+  ownership: Ownership;
+  writer: OutputWriter;
+  observer: PipelineObserver;
+  context: EmitContext;
+  /** The work's records are finished: their outputs are durable. */
+  finished(work: PartnerWork): void;
+}
+
+const partitionOf = (work: PartnerWork) => (work.records[0] as PartnerWork['records'][number]).input.position;
+
+export class LookupCoordinator {
+  readonly #parts: LookupParts;
+  readonly #options: LookupOptions;
+  readonly #scheduler: KeyScheduler;
+  readonly #batcher: Batcher;
+  readonly #bulkLimit: ReturnType<typeof pLimit>;
+  readonly #retryTimers = new Set<NodeJS.Timeout>();
+  readonly #submissions = new Set<Promise<unknown>>();
+  /** Closed while the group rebalances: no new bulk is paid for until ownership is known. */
+  #hold: PromiseWithResolvers<undefined> | undefined;
+  #stopped = false;
+
+  constructor(parts: LookupParts, options: LookupOptions) {
+    this.#parts = parts;
+    this.#options = options;
+    this.#scheduler = new KeyScheduler((work) => this.#dispatch(work));
+    this.#bulkLimit = pLimit(options.maxConcurrentBulks);
+    this.#batcher = new Batcher(options, (batch) => {
+      const lookup = this.#bulkLimit(() => this.#lookup(batch));
+      this.#submissions.add(lookup);
+      void lookup.finally(() => this.#submissions.delete(lookup));
+    });
+  }
+
+  get coalesced(): number {
+    return this.#scheduler.coalesced;
+  }
+
+  /** Takes a partner's work; it goes when no earlier work of the partner is active. */
+  schedule(work: PartnerWork): void {
+    this.#scheduler.offer(work);
+  }
+
+  /** Sends the partly filled bulk now (draining, stopping). */
+  flush(): void {
+    this.#batcher.flush();
+  }
+
+  /** The group is rebalancing: bulks not yet paid for wait until release(). */
+  hold(): void {
+    this.#hold ??= Promise.withResolvers<undefined>();
+  }
+
+  release(): void {
+    this.#hold?.resolve(undefined);
+    this.#hold = undefined;
+  }
+
+  /** Forgets the waiting work of partitions no longer owned; work in flight is dropped when met. */
+  dropStale(): void {
+    this.#scheduler.drop((work) => !this.#owned(work));
+  }
+
+  /** Stops everything not yet paid for; waits for submissions under way to be recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.release();
+    this.#parts.quota?.close();
+    this.#batcher.close();
+    for (const timer of this.#retryTimers) clearTimeout(timer);
+    this.#parts.runner.close();
+    await Promise.allSettled([...this.#submissions]);
+  }
+
+  #owned(work: PartnerWork): boolean {
+    return this.#parts.ownership.owns(partitionOf(work), work.epoch);
+  }
+
+  #finish(work: PartnerWork): void {
+    if (!this.#owned(work)) return;
+    this.#parts.finished(work);
+    this.#scheduler.complete(work.partnerId);
+  }
+
+  #write(work: PartnerWork, messages: Parameters<OutputWriter['write']>[0], then: () => void = () => {}) {
+    if (this.#stopped || !this.#owned(work)) return;
+    this.#parts.writer.write(
+      messages,
+      work.records.map((r) => r.input),
+      () => {
+        then();
+        this.#finish(work);
+      },
+    );
+  }
+
+  #dispatch(work: PartnerWork): void {
+    if (!this.#owned(work)) return;
+    const { storage, observer, context } = this.#parts;
+    const previous = storage.get(work.partnerId);
+    if (work.kind === 'delete') {
+      if (!previous) {
+        const error = new PipelineError(
+          'DELETE_UNKNOWN_PARTNER',
+          `tombstone for partner ${work.partnerId}, which the storage does not know`,
+        );
+        observer.deadLetter?.('mapping', error.code);
+        const input = (work.records[0] as PartnerWork['records'][number]).input;
+        return this.#write(work, [deadLetter(input, 'mapping', error, 1, context.now())]);
+      }
+      return this.#write(work, deleteOutputs(work, previous, context), () => storage.delete(work.partnerId));
+    }
+    if (work.resumeFrom) {
+      void this.#resume(work, work.resumeFrom.bulkId, work.resumeFrom.taskId);
+      return;
+    }
+    if (
+      this.#options.skipUnchanged &&
+      previous &&
+      previous.hash === work.hash &&
+      previous.outcome !== 'FAILED'
+    ) {
+      for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
+      return this.#write(work, reusedOutputs(work, previous, context));
+    }
+    this.#batcher.add(work);
+  }
+
+  async #lookup(batch: PartnerWork[]): Promise<void> {
+    let started: number | undefined;
+    let works: PartnerWork[] = [];
+    try {
+      const submitted = await this.#submit(batch, (paidFor) => {
+        works = paidFor;
+        started = Date.now();
+      });
+      if (!submitted) return;
+      const results = await this.#parts.runner.collect(submitted);
+      this.#parts.observer.bulkFinished?.(submitted, works.length, Date.now() - (started ?? Date.now()));
+      for (const work of works) this.#settle(work, submitted, results.get(work.id));
+    } catch (error) {
+      const failure = asPipelineError(error);
+      if (started !== undefined)
+        this.#parts.observer.bulkFailed?.(works.length, failure.code, Date.now() - started);
+      for (const work of works.length > 0 ? works : batch) this.#retryOrFail(work, failure);
+    }
+  }
+
+  /**
+   * Pays for and submits the batch's live work; resolves with the bulk id once the ledger has
+   * it, or undefined when nothing was left to pay for. Waits while the group rebalances, and
+   * leaves out work whose partition was revoked or whose bulk another member recorded in the
+   * meantime (it resumes that bulk instead).
+   */
+  async #submit(batch: PartnerWork[], paying: (works: PartnerWork[]) => void): Promise<string | undefined> {
+    await this.#hold?.promise;
+    let works: PartnerWork[] = [];
+    const resumed = new Set<PartnerWork>();
+    const needed = () => {
+      works = batch.filter(
+        (work) => !resumed.has(work) && this.#owned(work) && !(this.#recorded(work) && resumed.add(work)),
+      );
+      return works.length;
+    };
+    if (this.#parts.quota) await this.#parts.quota.acquire(needed);
+    else needed();
+    if (works.length === 0 || this.#stopped) return undefined;
+    for (const work of works) work.attempts += 1;
+    paying(works);
+    this.#parts.observer.bulkSubmitted?.(works.length);
+    return this.#parts.runner.submit(
+      works.map((work) => ({
+        taskId: work.id,
+        jsonRecord: work.jsonRecord as JsonRecord,
+        hash: work.hash as string,
+        positions: work.records.map((r) => r.input.position),
+      })),
+    );
+  }
+
+  /** Another member recorded a bulk for this content after it was read: resume that one. */
+  #recorded(work: PartnerWork): boolean {
+    for (const { input } of work.records) {
+      const submitted = this.#parts.ledger.find(input.position);
+      if (submitted && submitted.hash === work.hash) {
+        void this.#resume(work, submitted.bulkId, submitted.taskId);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  async #resume(work: PartnerWork, bulkId: string, taskId: string): Promise<void> {
+    delete work.resumeFrom;
+    work.state = 'submitted';
+    try {
+      const results = await this.#parts.runner.resume(bulkId);
+      this.#settle(work, bulkId, results.get(taskId));
+    } catch (error) {
+      // The earlier bulk cannot be read (expired, failed): look the partner up anew.
+      this.#retryOrFail(work, asPipelineError(error));
+    }
+  }
+
+  #settle(work: PartnerWork, bulkId: string, result: BulkTaskResult | undefined): void {
+    if (this.#stopped || !this.#owned(work)) return;
+    if (!result) {
+      return this.#retryOrFail(
+        work,
+        new BulkError('BULK_TASK_MISSING', `task ${work.id} missing from bulk ${bulkId}`),
+      );
+    }
+    if (result.status === 'FAILED') {
+      return this.#retryOrFail(
+        work,
+        new PipelineError('TASK_FAILED', result.message ?? 'task failed', { canRetry: true }),
+      );
+    }
+    if (result.status !== 'OK') {
+      return this.#failForGood(
+        work,
+        new PipelineError('TASK_INVALID_INPUT', result.message ?? `task status ${result.status}`),
+      );
+    }
+    const { storage, observer, context } = this.#parts;
+    const { messages, stored } = matchedOutputs(
+      work,
+      result,
+      bulkId,
+      storage.get(work.partnerId),
+      this.#options.thresholds,
+      context,
+    );
+    for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
+    this.#write(work, messages, () => storage.set(work.partnerId, stored));
+  }
+
+  #retryOrFail(work: PartnerWork, error: PartnerEnrichError): void {
+    if (this.#stopped || !this.#owned(work)) return;
+    if (!error.canRetry || work.attempts >= this.#options.retry.maxAttempts)
+      return this.#failForGood(work, error);
+    this.#parts.observer.retry?.(error.code, work.attempts);
+    work.state = 'scheduled';
+    const timer = setTimeout(
+      () => {
+        this.#retryTimers.delete(timer);
+        if (this.#owned(work)) this.#batcher.add(work);
+      },
+      backoffDelay(work.attempts, this.#options.retry),
+    );
+    this.#retryTimers.add(timer);
+  }
+
+  #failForGood(work: PartnerWork, error: PartnerEnrichError): void {
+    for (const _ of work.records) {
+      this.#parts.observer.recordOut?.('FAILED', false);
+      this.#parts.observer.deadLetter?.('lookup', error.code);
+    }
+    this.#write(work, failedOutputs(work, error, this.#parts.context));
+  }
+}
