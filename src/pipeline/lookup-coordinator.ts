@@ -202,16 +202,17 @@ export class LookupCoordinator {
   async #submit(batch: PartnerWork[], paying: (works: PartnerWork[]) => void): Promise<string | undefined> {
     await this.#hold?.promise;
     let works: PartnerWork[] = [];
-    const resumed = new Set<PartnerWork>();
     const needed = () => {
-      works = batch.filter(
-        (work) => !resumed.has(work) && this.#owned(work) && !(this.#recorded(work) && resumed.add(work)),
-      );
+      // Work found in the ledger meanwhile resumes that bulk and leaves this batch.
+      for (const work of [...batch]) if (this.#recorded(work)) batch.splice(batch.indexOf(work), 1);
+      works = batch.filter((work) => this.#owned(work));
       return works.length;
     };
     if (this.#parts.quota) await this.#parts.quota.acquire(needed);
     else needed();
-    if (works.length === 0 || this.#stopped) return undefined;
+    // Paid for is submitted, also while stopping (stop waits for it): quota spent on a bulk
+    // that is never created would be paid again after the restart.
+    if (works.length === 0) return undefined;
     for (const work of works) work.attempts += 1;
     paying(works);
     this.#parts.observer.bulkSubmitted?.(works.length);
