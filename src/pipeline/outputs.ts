@@ -265,6 +265,25 @@ export function deadLetter(
   };
 }
 
+/** Header of a dead letter whose original bytes were dropped; its value is their length. */
+export const VALUE_DROPPED_HEADER = 'pe.value-dropped';
+
+/**
+ * The dead letter without the original bytes, for a record whose bytes alone are over the
+ * dead-letter topic's limit (the sink rejects such a dead letter with OUTPUT_TOO_LARGE):
+ * the reason and origin survive, pe.value-dropped says how many bytes were dropped. The
+ * value is empty rather than null, which on the input topic would delete the partner, and
+ * `dlq replay` leaves such dead letters out.
+ */
+export function withoutValue(letter: OutputMessage): OutputMessage {
+  const bytes = Buffer.isBuffer(letter.value) ? letter.value.length : 0;
+  return {
+    ...letter,
+    value: Buffer.alloc(0),
+    headers: { ...letter.headers, [VALUE_DROPPED_HEADER]: String(bytes) },
+  };
+}
+
 /** Lookups that failed for good: a FAILED result for each record, and each record as a dead letter. */
 export function failedOutputs(
   work: PartnerWork,

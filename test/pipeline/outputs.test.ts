@@ -2,12 +2,15 @@
 // so a replay after a crash repeats them and consumers can drop the repeat.
 import { describe, expect, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
+import { PartnerEnrichError } from '../../src/errors.ts';
 import {
+  deadLetter,
   deleteOutputs,
   matchedOutputs,
   type EmitContext,
   type OutputMessage,
   type StoredPartner,
+  withoutValue,
 } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 
@@ -77,5 +80,17 @@ describe('lifecycle event ids', () => {
   it('keeps the id a UUID (version 5, RFC 9562 variant)', () => {
     expect(created(work('lookup', 'h1', 10))).toMatch(UUID_V5);
     expect(eventIdOf(deleteOutputs(work('delete', undefined, 11), undefined, context()))).toMatch(UUID_V5);
+  });
+});
+
+describe('dead letters', () => {
+  it('drop the original bytes with withoutValue(), keep the reason and say how many bytes went', () => {
+    const input = work('lookup', 'h1', 7).records[0]?.input;
+    if (!input) throw new Error('no input');
+    const letter = deadLetter(input, 'lookup', new PartnerEnrichError('TASK_FAILED', 'failed'), 3, 0);
+    const dropped = withoutValue(letter);
+    expect(dropped.value).toEqual(Buffer.alloc(0));
+    expect(dropped.key).toEqual(letter.key);
+    expect(dropped.headers).toEqual({ ...letter.headers, 'pe.value-dropped': '2' });
   });
 });
