@@ -7,7 +7,8 @@
 // carries at most that many bytes per topic (learned at connect), requests go one after
 // another so that the idempotent producer keeps each key's order across them, and a
 // message that could never fit is rejected alone, before anything is sent.
-import { ConfigResourceTypes, type Kafka, type Message, type Producer } from 'kafkajs';
+// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
+import kafkajs, { type Kafka, type Message, type Producer } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
@@ -211,7 +212,7 @@ async function topicLimits(kafka: Kafka, topics: string[]): Promise<Map<string, 
     const { resources } = await admin.describeConfigs({
       includeSynonyms: false,
       resources: topics.map((name) => ({
-        type: ConfigResourceTypes.TOPIC,
+        type: kafkajs.ConfigResourceTypes.TOPIC,
         name,
         configNames: ['max.message.bytes'],
       })),
