@@ -127,7 +127,11 @@ export class KafkaSink implements OutputSink {
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    this.#sending ??= this.#drain().finally(() => (this.#sending = undefined));
+    this.#sending ??= this.#drain().finally(() => {
+      this.#sending = undefined;
+      // A caller woken by the last acknowledgement may have sent again before this ran.
+      if (this.#pending.length > 0) this.#flush();
+    });
   }
 
   /** Sends requests one after another until nothing is pending. */

@@ -187,6 +187,13 @@ describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
     expect(read).toEqual(sent);
   });
 
+  it('writes sends that each wait for the previous one (a send made as the last request settles is not stranded)', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    for (const l of ['a', 'b', 'c']) await sink.send([deadLetter('P-1', l, 1_000)]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['a', 'b', 'c']);
+  });
+
   it('writes a dead letter whose original bytes are over the limit once its value is dropped (withoutValue)', async () => {
     const out = await outputs();
     const sink = await out.sink();
