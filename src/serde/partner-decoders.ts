@@ -1,12 +1,11 @@
 // Decoders from input bytes to a PartnerRecord. JSON input is checked against the
 // same Avro schema as Avro input (one source of truth), with Avro defaults filled in.
-import { isUtf8 } from 'node:buffer';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type avro from 'avsc';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { SerdeError } from './errors.ts';
-import { invalidUtf8Path, replacementCharScan, stringsAsBytes } from './utf8.ts';
+import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes } from './utf8.ts';
 
 export interface PartnerDecoder {
   decode(value: Buffer): Promise<PartnerRecord>;
@@ -26,8 +25,7 @@ export function jsonPartnerDecoder(): PartnerDecoder {
   const type = pipelineSchema('PartnerRecord').type;
   return {
     async decode(value) {
-      // JSON.parse would turn invalid bytes into U+FFFD, and the record would be looked up with them.
-      if (!isUtf8(value)) throw new SerdeError('DECODE_INVALID_UTF8', 'JSON input is not valid UTF-8');
+      checkUtf8(value);
       let parsed: unknown;
       try {
         parsed = JSON.parse(value.toString('utf8'));

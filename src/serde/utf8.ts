@@ -1,13 +1,20 @@
-// Strict UTF-8 for Avro strings. avsc decodes strings with Buffer#utf8Slice, which turns
-// invalid bytes into U+FFFD without a word: a partner name would then be looked up with
-// characters that nobody wrote. Avro encodes `string` and `bytes` the same way (a length,
-// then the bytes), so the body read with the writer schema's strings as `bytes` yields
-// the exact bytes of every string. That second read runs only when a decoded string
-// holds a U+FFFD, so the normal path pays a scan of the decoded strings and nothing else.
+// Strict UTF-8 for input strings. JSON input is checked whole. avsc decodes Avro strings
+// with Buffer#utf8Slice, which turns invalid bytes into U+FFFD without a word: a partner
+// name would then be looked up with characters nobody wrote. Avro encodes `string` and
+// `bytes` the same way (a length, then the bytes), so the body read with the writer
+// schema's strings as `bytes` yields the exact bytes of every string. That second read
+// runs only when a decoded string holds a U+FFFD, so the normal path pays a scan of the
+// decoded strings and nothing else.
 import { isUtf8 } from 'node:buffer';
 import avro from 'avsc';
+import { SerdeError } from './errors.ts';
 
 const REPLACEMENT = '\uFFFD';
+
+/** JSON input: checked whole before parsing, which would turn invalid bytes into U+FFFD. */
+export function checkUtf8(value: Buffer): void {
+  if (!isUtf8(value)) throw new SerdeError('DECODE_INVALID_UTF8', 'JSON input is not valid UTF-8');
+}
 
 type Scan = (value: unknown) => boolean;
 
