@@ -76,7 +76,12 @@ export function stringsAsBytes(writer: avro.Type): avro.Type {
   const convert = (schema: unknown): unknown => {
     if (schema === 'string') return 'bytes';
     if (typeof schema === 'string') return schema;
-    if (Array.isArray(schema)) return schema.map(convert);
+    if (Array.isArray(schema)) {
+      // A union may not hold bytes twice: beside a bytes branch, a string branch stays lenient.
+      const named = (b: unknown, t: string) => b === t || (b as { type?: unknown } | null)?.type === t;
+      const hasBytes = schema.some((b) => named(b, 'bytes'));
+      return schema.map((b) => (hasBytes && named(b, 'string') ? b : convert(b)));
+    }
     const s = schema as Record<string, unknown>;
     switch (s.type) {
       case 'string':

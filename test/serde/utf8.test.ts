@@ -35,6 +35,19 @@ describe('strict UTF-8 of Avro strings', () => {
     expect(invalidUtf8Path(stringsAsBytes(type).fromBuffer(body))).toBe('tags.1.key');
   });
 
+  it('reads a writer schema with a union of string and bytes (that string branch stays unchecked)', () => {
+    const type = avro.Type.forSchema({
+      type: 'record',
+      name: 'Either',
+      fields: [
+        { name: 'name', type: 'string' },
+        { name: 'raw', type: [{ type: 'string' }, 'bytes'] },
+      ],
+    });
+    const body = patched(type, { name: 'a##', raw: 'x' }, '##', INVALID_UTF8);
+    expect(invalidUtf8Path(stringsAsBytes(type).fromBuffer(body))).toBe('name');
+  });
+
   it('scans every string of a type for U+FFFD, in arrays, records, unions and maps', () => {
     const type = avro.Type.forSchema({
       type: 'record',
