@@ -36,7 +36,7 @@ export function registerDlqReplay(program: Command): void {
     .command('replay')
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
-        'the dead-letter topic is left as it is',
+        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out',
     )
     .option('--stage <stage>', 'only dead letters of this stage: decode, mapping or lookup')
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')
