@@ -1,34 +1,62 @@
 // Output topics as a sink. Messages from many pieces of work are gathered for a few
-// milliseconds and sent in one batch per flush (idempotent producer, acks from all
-// in-sync replicas); each send resolves once Kafka acknowledged its messages.
-import type { Kafka, Message, Producer } from 'kafkajs';
+// milliseconds and sent in batches (idempotent producer, acks from all in-sync
+// replicas); each send resolves once Kafka acknowledged all of its messages.
+//
+// The broker refuses a record batch larger than the topic's max.message.bytes, and such
+// a refusal is fatal: the restart would build the same batch again. So each request
+// carries at most that many bytes per topic (learned at connect), requests go one after
+// another so that the idempotent producer keeps each key's order across them, and a
+// message that could never fit is rejected alone, before anything is sent.
+// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
+import kafkajs, { type Kafka, type Message, type Producer } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
+import { SinkError } from './errors.ts';
+import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 
 export interface KafkaSinkOptions {
   topics: Record<OutputName, string>;
   /** Encoders of the Avro outputs; dead letters keep their original bytes. */
   encoders: Record<Exclude<OutputName, 'deadLetters'>, TopicEncoder>;
   lingerMs?: number;
+  /** Most messages in one request. */
   maxBatchMessages?: number;
+  /** Record batch limit for every output topic instead of their max.message.bytes; for tests. */
+  maxMessageBytes?: number;
+}
+
+interface Encoded {
+  topic: string;
+  message: Message;
+  bytes: number;
 }
 
 interface Pending {
-  messages: OutputMessage[];
+  messages: Encoded[];
+  /** Messages before this index are in a request already. */
+  next: number;
+  acked: number;
+  settled: boolean;
   resolve: () => void;
   reject: (error: Error) => void;
 }
 
+type Chunk = { pending: Pending; encoded: Encoded }[];
+
 export class KafkaSink implements OutputSink {
+  readonly #kafka: Kafka;
   readonly #producer: Producer;
   readonly #options: KafkaSinkOptions;
+  /** Record batch limit (max.message.bytes) per output topic. */
+  #limits = new Map<string, number>();
   #pending: Pending[] = [];
-  #pendingCount = 0;
+  #unsent = 0;
   #timer: NodeJS.Timeout | undefined;
-  #inFlight = new Set<Promise<void>>();
+  #sending: Promise<void> | undefined;
 
   constructor(kafka: Kafka, options: KafkaSinkOptions) {
+    this.#kafka = kafka;
     this.#options = options;
     this.#producer = kafka.producer({
       idempotent: true,
@@ -38,19 +66,38 @@ export class KafkaSink implements OutputSink {
   }
 
   async connect(): Promise<void> {
+    const topics = [...new Set(Object.values(this.#options.topics))];
+    const { maxMessageBytes } = this.#options;
+    this.#limits =
+      maxMessageBytes === undefined
+        ? await topicLimits(this.#kafka, topics)
+        : new Map(topics.map((topic) => [topic, maxMessageBytes]));
     await this.#producer.connect();
   }
 
   send(messages: OutputMessage[]): Promise<void> {
+    if (messages.length === 0) return Promise.resolve();
+    let encoded: Encoded[];
+    try {
+      encoded = messages.map((m) => this.#encode(m));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
     return new Promise((resolve, reject) => {
-      this.#pending.push({ messages, resolve, reject });
-      this.#pendingCount += messages.length;
-      if (this.#pendingCount >= (this.#options.maxBatchMessages ?? 2000)) this.#flush();
-      else this.#timer ??= setTimeout(() => this.#flush(), this.#options.lingerMs ?? 5);
+      this.#pending.push({ messages: encoded, next: 0, acked: 0, settled: false, resolve, reject });
+      this.#unsent += encoded.length;
+      if (this.#unsent >= this.#maxBatchMessages) this.#flush();
+      // While a request is in flight, the next one takes whatever came meanwhile.
+      else if (!this.#sending) this.#timer ??= setTimeout(() => this.#flush(), this.#options.lingerMs ?? 5);
     });
   }
 
-  #encode(message: OutputMessage): Message {
+  get #maxBatchMessages(): number {
+    return this.#options.maxBatchMessages ?? 2000;
+  }
+
+  #encode(message: OutputMessage): Encoded {
+    const topic = this.#options.topics[message.output];
     const key =
       message.key === null ? null : Buffer.isBuffer(message.key) ? message.key : Buffer.from(message.key);
     let value: Buffer | null;
@@ -58,46 +105,131 @@ export class KafkaSink implements OutputSink {
     else if (Buffer.isBuffer(message.value)) value = message.value;
     else if (message.output === 'deadLetters') value = Buffer.from(JSON.stringify(message.value));
     else value = this.#options.encoders[message.output].encode(message.value);
-    return { key, value, ...(message.headers ? { headers: message.headers } : {}) };
+    const encoded = { key, value, ...(message.headers ? { headers: message.headers } : {}) };
+    const bytes = recordSize(encoded);
+    const limit = this.#limit(topic);
+    if (RECORD_BATCH_OVERHEAD + bytes > limit) {
+      throw new SinkError(
+        'OUTPUT_TOO_LARGE',
+        `${message.output} message of ${RECORD_BATCH_OVERHEAD + bytes} bytes is over the ${limit} bytes topic ${topic} accepts`,
+        { details: { output: message.output, topic, bytes: RECORD_BATCH_OVERHEAD + bytes, limit } },
+      );
+    }
+    return { topic, message: encoded, bytes };
+  }
+
+  #limit(topic: string): number {
+    const limit = this.#limits.get(topic);
+    if (limit === undefined) throw new Error('KafkaSink.send() before connect()');
+    return limit;
   }
 
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#pending;
-    this.#pending = [];
-    this.#pendingCount = 0;
-    if (batch.length === 0) return;
-    const byTopic = new Map<string, Message[]>();
-    let encoded: boolean;
-    try {
-      for (const { messages } of batch) {
-        for (const message of messages) {
-          const topic = this.#options.topics[message.output];
-          const list = byTopic.get(topic) ?? [];
-          list.push(this.#encode(message));
-          byTopic.set(topic, list);
-        }
+    this.#sending ??= this.#drain().finally(() => {
+      this.#sending = undefined;
+      // A caller woken by the last acknowledgement may have sent again before this ran.
+      if (this.#pending.length > 0) this.#flush();
+    });
+  }
+
+  /** Sends requests one after another until nothing is pending. */
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const chunk = this.#nextChunk();
+      if (chunk.length === 0) continue;
+      const byTopic = new Map<string, Message[]>();
+      for (const { encoded } of chunk) {
+        const list = byTopic.get(encoded.topic) ?? [];
+        list.push(encoded.message);
+        byTopic.set(encoded.topic, list);
       }
-      encoded = true;
-    } catch (error) {
-      for (const p of batch) p.reject(error as Error);
-      encoded = false;
+      try {
+        await this.#producer.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+        });
+      } catch (error) {
+        // The rest of a failed caller's messages is not sent: it is told to write them again.
+        for (const { pending } of chunk) settle(pending, error as Error);
+        continue;
+      }
+      for (const { pending } of chunk) {
+        pending.acked += 1;
+        if (pending.acked === pending.messages.length) settle(pending);
+      }
     }
-    if (!encoded) return;
-    const sent = this.#producer
-      .sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) })
-      .then(
-        () => batch.forEach((p) => p.resolve()),
-        (error: Error) => batch.forEach((p) => p.reject(error)),
-      );
-    this.#inFlight.add(sent);
-    void sent.finally(() => this.#inFlight.delete(sent));
+  }
+
+  /**
+   * The next request, in call order: at most the topic's limit in bytes per topic, which
+   * bounds every topic-partition's record batch too.
+   */
+  #nextChunk(): Chunk {
+    const chunk: Chunk = [];
+    const bytes = new Map<string, number>();
+    for (let pending = this.#pending[0]; pending; pending = this.#pending[0]) {
+      if (!pending.settled) {
+        for (; pending.next < pending.messages.length; pending.next += 1) {
+          const encoded = pending.messages[pending.next] as Encoded;
+          const used = (bytes.get(encoded.topic) ?? 0) + encoded.bytes;
+          const full =
+            chunk.length >= this.#maxBatchMessages ||
+            RECORD_BATCH_OVERHEAD + used > this.#limit(encoded.topic);
+          // A message fits alone (checked by #encode), so every request takes at least one.
+          if (full && chunk.length > 0) return chunk;
+          bytes.set(encoded.topic, used);
+          chunk.push({ pending, encoded });
+          this.#unsent -= 1;
+        }
+      } else {
+        this.#unsent -= pending.messages.length - pending.next;
+      }
+      this.#pending.shift();
+    }
+    return chunk;
   }
 
   async close(): Promise<void> {
     this.#flush();
-    await Promise.all(this.#inFlight);
+    while (this.#sending) await this.#sending;
     await this.#producer.disconnect();
+  }
+}
+
+function settle(pending: Pending, error?: Error): void {
+  if (pending.settled) return;
+  pending.settled = true;
+  if (error) pending.reject(error);
+  else pending.resolve();
+}
+
+/**
+ * Each topic's max.message.bytes, which is the broker's message.max.bytes unless the
+ * topic overrides it.
+ */
+async function topicLimits(kafka: Kafka, topics: string[]): Promise<Map<string, number>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: topics.map((name) => ({
+        type: kafkajs.ConfigResourceTypes.TOPIC,
+        name,
+        configNames: ['max.message.bytes'],
+      })),
+    });
+    return new Map(
+      resources.map((r) => {
+        const value = Number(r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
+        if (r.errorCode !== 0 || !Number.isSafeInteger(value) || value <= RECORD_BATCH_OVERHEAD)
+          throw new Error(`max.message.bytes of topic ${r.resourceName}: ${r.errorMessage || 'not known'}`);
+        return [r.resourceName, value];
+      }),
+    );
+  } finally {
+    await admin.disconnect();
   }
 }

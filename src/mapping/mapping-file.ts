@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import { jsonPartnerDecoder } from '../serde/partner-decoders.ts';
+import { checkUtf8 } from '../serde/utf8.ts';
 import { MappingError } from './errors.ts';
 
 const path = z.string().regex(/^\$(\.[A-Za-z_][\w-]*|\[\d+\])*$/, 'must be a path like $.a.b or $.list[0]');
@@ -131,6 +132,7 @@ export async function loadMappingFile(
     rules,
     decoder: {
       async decode(value) {
+        checkUtf8(value);
         let input: unknown;
         try {
           input = JSON.parse(value.toString('utf8'));

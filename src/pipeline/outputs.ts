@@ -1,6 +1,6 @@
 // The messages a finished piece of work produces: one MatchResult per input record,
 // at most one lifecycle event, the storage record, or dead letters.
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
 import type { AcceptedRecord, InputRecord, PartnerWork } from './records.ts';
@@ -88,6 +88,32 @@ function matchResult(
   };
 }
 
+/** Namespace of the event ids (RFC 9562 name-based UUIDs), so they cannot collide with other v5 ids. */
+const EVENT_ID_NAMESPACE = Buffer.from('6f0c3b52a1e94d27b8a4c2e1d95f7a03', 'hex');
+
+/**
+ * The event's id, derived from what it says (partner, type, content) and from the source
+ * position of the newest input record behind it: after a crash the records are read again
+ * from the last commit and the same event gets the same id, so consumers can drop the
+ * repeat; a new change, or the same content sent again later, gets a new one.
+ */
+function eventId(work: PartnerWork, type: string): string {
+  const position = work.records.at(-1)?.input.position;
+  const name = JSON.stringify([
+    work.partnerId,
+    type,
+    work.hash ?? null,
+    position?.topic ?? null,
+    position?.partition ?? null,
+    position?.offset ?? null,
+  ]);
+  const bytes = createHash('sha1').update(EVENT_ID_NAMESPACE).update(name).digest().subarray(0, 16);
+  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x50; // version 5: SHA-1, name-based
+  bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80; // RFC 9562 variant
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 function lifecycle(
   work: PartnerWork,
   previous: StoredPartner | undefined,
@@ -107,7 +133,7 @@ function lifecycle(
       output: 'events',
       key: work.partnerId,
       value: {
-        eventId: randomUUID(),
+        eventId: eventId(work, type),
         type,
         partnerId: work.partnerId,
         svcId: stored.svcId,
@@ -198,7 +224,7 @@ export function deleteOutputs(
       output: 'events',
       key: work.partnerId,
       value: {
-        eventId: randomUUID(),
+        eventId: eventId(work, 'BusinessPartnerDeleted'),
         type: 'BusinessPartnerDeleted',
         partnerId: work.partnerId,
         svcId: previous?.svcId ?? null,
@@ -236,6 +262,25 @@ export function deadLetter(
       'pe.origin.offset': String(input.position.offset),
       'pe.failed-at': new Date(now).toISOString(),
     },
+  };
+}
+
+/** Header of a dead letter whose original bytes were dropped; its value is their length. */
+export const VALUE_DROPPED_HEADER = 'pe.value-dropped';
+
+/**
+ * The dead letter without the original bytes, for a record whose bytes alone are over the
+ * dead-letter topic's limit (the sink rejects such a dead letter with OUTPUT_TOO_LARGE):
+ * the reason and origin survive, pe.value-dropped says how many bytes were dropped. The
+ * value is empty rather than null, which on the input topic would delete the partner, and
+ * `dlq replay` leaves such dead letters out.
+ */
+export function withoutValue(letter: OutputMessage): OutputMessage {
+  const bytes = Buffer.isBuffer(letter.value) ? letter.value.length : 0;
+  return {
+    ...letter,
+    value: Buffer.alloc(0),
+    headers: { ...letter.headers, [VALUE_DROPPED_HEADER]: String(bytes) },
   };
 }
 

@@ -13,6 +13,8 @@ export const SERDE_ERROR_CODES = [
   'DECODE_INCOMPATIBLE_SCHEMA',
   /** Avro bytes that end early or carry trailing garbage. */
   'DECODE_CORRUPT_AVRO',
+  /** A string (JSON input as a whole, or an Avro string field; details.path names it) that is not valid UTF-8. */
+  'DECODE_INVALID_UTF8',
   /** The schema registry did not answer; retried, never a dead letter by itself. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
 ] as const;

@@ -5,6 +5,7 @@ import type avro from 'avsc';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { SerdeError } from './errors.ts';
+import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes } from './utf8.ts';
 
 export interface PartnerDecoder {
   decode(value: Buffer): Promise<PartnerRecord>;
@@ -24,6 +25,7 @@ export function jsonPartnerDecoder(): PartnerDecoder {
   const type = pipelineSchema('PartnerRecord').type;
   return {
     async decode(value) {
+      checkUtf8(value);
       let parsed: unknown;
       try {
         parsed = JSON.parse(value.toString('utf8'));
@@ -45,6 +47,12 @@ export function jsonPartnerDecoder(): PartnerDecoder {
   };
 }
 
+interface KnownWriter {
+  resolver: avro.Resolver;
+  /** The writer schema with strings read as bytes, built on first need (see utf8.ts). */
+  strict(): avro.Type;
+}
+
 const MAGIC_BYTE = 0;
 const HEADER_LENGTH = 5;
 
@@ -54,10 +62,11 @@ const HEADER_LENGTH = 5;
  */
 export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
   const reader = pipelineSchema('PartnerRecord').type;
-  const resolvers = new Map<number, avro.Resolver>();
+  const hasReplacementChar = replacementCharScan(reader);
+  const writers = new Map<number, KnownWriter>();
 
-  async function resolverFor(schemaId: number): Promise<avro.Resolver> {
-    const known = resolvers.get(schemaId);
+  async function writerFor(schemaId: number): Promise<KnownWriter> {
+    const known = writers.get(schemaId);
     if (known) return known;
     let writer: avro.Type;
     try {
@@ -85,8 +94,10 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
         },
       );
     }
-    resolvers.set(schemaId, resolver);
-    return resolver;
+    let strict: avro.Type | undefined;
+    const entry = { resolver, strict: () => (strict ??= stringsAsBytes(writer)) };
+    writers.set(schemaId, entry);
+    return entry;
   }
 
   return {
@@ -98,10 +109,11 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
         );
       }
       const schemaId = value.readInt32BE(1);
-      const resolver = await resolverFor(schemaId);
+      const writer = await writerFor(schemaId);
+      const body = value.subarray(HEADER_LENGTH);
       let decoded: unknown;
       try {
-        decoded = reader.fromBuffer(value.subarray(HEADER_LENGTH), resolver);
+        decoded = reader.fromBuffer(body, writer.resolver);
       } catch (error) {
         throw new SerdeError(
           'DECODE_CORRUPT_AVRO',
@@ -110,6 +122,15 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
             details: { schemaId },
           },
         );
+      }
+      // A U+FFFD is either genuine or avsc's stand-in for invalid bytes: only the bytes tell.
+      if (hasReplacementChar(decoded)) {
+        const path = invalidUtf8Path(writer.strict().fromBuffer(body));
+        if (path !== undefined) {
+          throw new SerdeError('DECODE_INVALID_UTF8', `Avro string ${path} is not valid UTF-8`, {
+            details: { schemaId, path },
+          });
+        }
       }
       // Decoded with the reader schema, the record fits it by construction: no second check.
       return decoded as PartnerRecord;

@@ -69,6 +69,16 @@ describe('mapping files', () => {
     );
   });
 
+  it('regression: invalid UTF-8 in a string field is a dead letter (DECODE_INVALID_UTF8), not U+FFFD looked up', async () => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    const input = Buffer.concat([
+      Buffer.from('{"id":"C-9","company":{"legalName":"Acme'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('"},"updatedAt":"2026-01-02T03:04:05Z"}'),
+    ]);
+    await expect(decoder.decode(input)).rejects.toMatchObject({ code: 'DECODE_INVALID_UTF8' });
+  });
+
   it('give a record whose mapped fields have the wrong type a decode error with the path', async () => {
     const { decoder } = await loadMappingFile(await mappingFile(rules));
     await expect(

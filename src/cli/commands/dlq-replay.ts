@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { KafkaMessage } from 'kafkajs';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
+import { VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { createKafka } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 
@@ -15,12 +16,13 @@ interface ReplayOptions {
 const header = (message: KafkaMessage, name: string): string | undefined =>
   message.headers?.[name]?.toString();
 
-/** Which dead letters a replay takes; every given filter must hold. */
+/** Which dead letters a replay takes: every given filter must hold, and the original bytes must be there. */
 export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage) => boolean {
   const since = options.since === undefined ? undefined : Date.parse(options.since);
   if (since !== undefined && Number.isNaN(since))
     throw new Error(`--since ${options.since} is not an ISO 8601 time`);
   return (message) =>
+    header(message, VALUE_DROPPED_HEADER) === undefined &&
     (options.stage === undefined || header(message, 'pe.stage') === options.stage) &&
     (options.code === undefined || header(message, 'pe.error.code') === options.code) &&
     (options.partner === undefined || message.key?.toString() === options.partner) &&
@@ -34,7 +36,7 @@ export function registerDlqReplay(program: Command): void {
     .command('replay')
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
-        'the dead-letter topic is left as it is',
+        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out',
     )
     .option('--stage <stage>', 'only dead letters of this stage: decode, mapping or lookup')
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')

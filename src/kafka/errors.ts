@@ -1,0 +1,17 @@
+import { PartnerEnrichError, type ErrorOptions } from '../errors.ts';
+
+export const SINK_ERROR_CODES = [
+  /**
+   * An output message larger than its topic accepts (max.message.bytes); it was not sent.
+   * details: output, bytes, limit. Not retried: the same record gives the same message.
+   */
+  'OUTPUT_TOO_LARGE',
+] as const;
+
+export type SinkErrorCode = (typeof SINK_ERROR_CODES)[number];
+
+export class SinkError extends PartnerEnrichError<SinkErrorCode> {
+  constructor(code: SinkErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, { ...options, canRetry: false });
+  }
+}

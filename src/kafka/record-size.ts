@@ -1,0 +1,37 @@
+// Bytes a message takes in a Kafka record batch (magic 2), as kafkajs encodes it without
+// compression. The broker compares a whole batch, header included, with the topic's
+// max.message.bytes, and kafkajs builds one batch per topic-partition per request.
+
+/** Offset, length, leader epoch, magic, CRC, attributes, last offset delta, two timestamps, producer id, epoch, sequence, record count. */
+export const RECORD_BATCH_OVERHEAD = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4;
+
+/** Length prefix, attributes, timestamp delta and offset delta, at their largest. */
+const RECORD_OVERHEAD = 5 + 1 + 10 + 5;
+
+const sizeOfVarInt = (value: number): number => {
+  let zigzag = value >= 0 ? value * 2 : -value * 2 - 1;
+  let size = 1;
+  while (zigzag >= 0x80) {
+    zigzag = Math.floor(zigzag / 0x80);
+    size += 1;
+  }
+  return size;
+};
+
+const sizeOfBytes = (length: number | null): number =>
+  length === null ? sizeOfVarInt(-1) : sizeOfVarInt(length) + length;
+
+/** An upper bound of the message's encoded size as one record of a batch (exact but for the deltas). */
+export function recordSize(message: {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: Record<string, string>;
+}): number {
+  const headers = Object.entries(message.headers ?? {});
+  let size =
+    RECORD_OVERHEAD + sizeOfBytes(message.key?.length ?? null) + sizeOfBytes(message.value?.length ?? null);
+  size += sizeOfVarInt(headers.length);
+  for (const [key, value] of headers)
+    size += sizeOfBytes(Buffer.byteLength(key)) + sizeOfBytes(Buffer.byteLength(value));
+  return size;
+}

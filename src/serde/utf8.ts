@@ -1,0 +1,131 @@
+// Strict UTF-8 for input strings. JSON input is checked whole. avsc decodes Avro strings
+// with Buffer#utf8Slice, which turns invalid bytes into U+FFFD without a word: a partner
+// name would then be looked up with characters nobody wrote. Avro encodes `string` and
+// `bytes` the same way (a length, then the bytes), so the body read with the writer
+// schema's strings as `bytes` yields the exact bytes of every string. That second read
+// runs only when a decoded string holds a U+FFFD, so the normal path pays a scan of the
+// decoded strings and nothing else.
+import { isUtf8 } from 'node:buffer';
+import avro from 'avsc';
+import { SerdeError } from './errors.ts';
+
+const REPLACEMENT = '\uFFFD';
+
+/** JSON input: checked whole before parsing, which would turn invalid bytes into U+FFFD. */
+export function checkUtf8(value: Buffer): void {
+  if (!isUtf8(value)) throw new SerdeError('DECODE_INVALID_UTF8', 'JSON input is not valid UTF-8');
+}
+
+type Scan = (value: unknown) => boolean;
+
+/**
+ * A function that tells whether any string in a value of `type` holds U+FFFD (genuine or
+ * avsc's stand-in for invalid bytes). Built once per type: it visits only the places where
+ * the schema has strings: a third of the cost of a walk over the whole value.
+ */
+export function replacementCharScan(type: avro.Type): Scan {
+  return scanOf(type) ?? (() => false);
+}
+
+/** undefined: values of this type hold no strings. */
+function scanOf(type: avro.Type): Scan | undefined {
+  // The guards on the value's kind matter in unions, where a branch sees the others' values.
+  if (type instanceof avro.types.StringType) return (v) => typeof v === 'string' && v.includes(REPLACEMENT);
+  if (type instanceof avro.types.ArrayType) {
+    const item = scanOf(type.itemsType);
+    return item && ((v) => Array.isArray(v) && v.some(item));
+  }
+  if (type instanceof avro.types.MapType) {
+    const value = scanOf(type.valuesType);
+    return (v) =>
+      Object.entries(v as Record<string, unknown>).some(
+        ([key, item]) => key.includes(REPLACEMENT) || (value !== undefined && value(item)),
+      );
+  }
+  if (type instanceof avro.types.RecordType) {
+    const fields = type.fields.flatMap((f) => {
+      const scan = scanOf(f.type);
+      return scan ? [{ name: f.name, scan }] : [];
+    });
+    if (fields.length === 0) return undefined;
+    return (v) => fields.some((f) => f.scan((v as Record<string, unknown>)[f.name]));
+  }
+  if (type instanceof avro.types.UnwrappedUnionType) {
+    const branches = type.types.flatMap((t) => scanOf(t) ?? []);
+    if (branches.length === 0) return undefined;
+    return (v) => v !== null && branches.some((scan) => scan(v));
+  }
+  if (type instanceof avro.types.WrappedUnionType) {
+    const branches = new Map(type.types.flatMap((t) => (scanOf(t) ? [[t.branchName, scanOf(t)]] : [])));
+    if (branches.size === 0) return undefined;
+    return (v) => {
+      if (v === null) return false;
+      const [branch, item] = Object.entries(v as Record<string, unknown>)[0] ?? [];
+      return branches.get(branch as string)?.(item) ?? false;
+    };
+  }
+  return undefined;
+}
+
+/**
+ * The writer schema with every string read as bytes. Map keys are strings too: a map is
+ * read as the array of key-value records it is encoded as.
+ */
+export function stringsAsBytes(writer: avro.Type): avro.Type {
+  let entries = 0;
+  const convert = (schema: unknown): unknown => {
+    if (schema === 'string') return 'bytes';
+    if (typeof schema === 'string') return schema;
+    if (Array.isArray(schema)) {
+      // A union may not hold bytes twice: beside a bytes branch, a string branch stays lenient.
+      const named = (b: unknown, t: string) => b === t || (b as { type?: unknown } | null)?.type === t;
+      const hasBytes = schema.some((b) => named(b, 'bytes'));
+      return schema.map((b) => (hasBytes && named(b, 'string') ? b : convert(b)));
+    }
+    const s = schema as Record<string, unknown>;
+    switch (s.type) {
+      case 'string':
+        return 'bytes';
+      case 'record':
+      case 'error':
+        return {
+          ...s,
+          // Defaults only matter to readers of older data; a string default is not a valid bytes default.
+          fields: (s.fields as Record<string, unknown>[]).map(({ default: _, ...field }) => ({
+            ...field,
+            type: convert(field.type),
+          })),
+        };
+      case 'array':
+        return { ...s, items: convert(s.items) };
+      case 'map':
+        entries += 1;
+        return {
+          type: 'array',
+          items: {
+            type: 'record',
+            name: `StrictUtf8MapEntry${entries}`,
+            fields: [
+              { name: 'key', type: 'bytes' },
+              { name: 'value', type: convert(s.values) },
+            ],
+          },
+        };
+      default:
+        return s;
+    }
+  };
+  return avro.Type.forSchema(convert(writer.schema()) as avro.Schema, { logicalTypes: {} });
+}
+
+/** The path of the first string whose bytes are not UTF-8, in a value read with stringsAsBytes(). */
+export function invalidUtf8Path(value: unknown, path: string[] = []): string | undefined {
+  if (Buffer.isBuffer(value)) return isUtf8(value) ? undefined : path.join('.') || '(root)';
+  if (value === null || typeof value !== 'object') return undefined;
+  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
+  for (const [key, item] of entries) {
+    const found = invalidUtf8Path(item, [...path, String(key)]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

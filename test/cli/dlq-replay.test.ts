@@ -1,0 +1,23 @@
+// Which dead letters `dlq replay` takes.
+import type { KafkaMessage } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { deadLetterFilter } from '../../src/cli/commands/dlq-replay.ts';
+
+const letter = (headers: Record<string, string>, value = Buffer.from('{}')): KafkaMessage => ({
+  key: Buffer.from('P-1'),
+  value,
+  timestamp: '0',
+  attributes: 0,
+  offset: '0',
+  headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, Buffer.from(v)])),
+});
+
+describe('dlq replay filter', () => {
+  it('leaves out dead letters whose original bytes were dropped: replaying them would publish an empty value', () => {
+    const take = deadLetterFilter({ code: 'OUTPUT_TOO_LARGE' });
+    expect(take(letter({ 'pe.error.code': 'OUTPUT_TOO_LARGE' }))).toBe(true);
+    expect(
+      take(letter({ 'pe.error.code': 'OUTPUT_TOO_LARGE', 'pe.value-dropped': '2000000' }, Buffer.alloc(0))),
+    ).toBe(false);
+  });
+});

@@ -1,0 +1,242 @@
+// The Kafka sink against the real broker, on output topics that accept at most 64 KiB per
+// record batch (max.message.bytes): batches are split under the limit, a message that can
+// never fit fails alone, and each key's order survives the split.
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
+import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
+import { KafkaSink, type KafkaSinkOptions } from '../../src/kafka/kafka-sink.ts';
+import { RECORD_BATCH_OVERHEAD, recordSize } from '../../src/kafka/record-size.ts';
+import {
+  matchedOutputs,
+  withoutValue,
+  type OutputMessage,
+  type OutputName,
+} from '../../src/pipeline/outputs.ts';
+import type { PartnerWork } from '../../src/pipeline/records.ts';
+import { readAll } from '../support/enrichment.ts';
+import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+
+const LIMIT = 64 * 1024;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+interface Outputs {
+  kafka: Kafka;
+  topics: Record<OutputName, string>;
+  sink(options?: Partial<KafkaSinkOptions>): Promise<KafkaSink>;
+}
+
+/** Four output topics of 3 partitions and 64 KiB max.message.bytes, with their Avro encoders. */
+async function outputs(): Promise<Outputs> {
+  const kafka = kafkaClient();
+  const base = uniqueName('sink');
+  const topics: Record<OutputName, string> = {
+    matches: `${base}.matches`,
+    events: `${base}.events`,
+    storage: `${base}.storage`,
+    deadLetters: `${base}.dlq`,
+  };
+  const { cleanup } = await withTopics(
+    kafka,
+    Object.values(topics).map((topic) => ({
+      topic,
+      numPartitions: 3,
+      configEntries: [{ name: 'max.message.bytes', value: String(LIMIT) }],
+    })),
+  );
+  const registry = schemaRegistry();
+  const [matches, events, storage] = await Promise.all([
+    registerTopicEncoder(registry, topics.matches, 'MatchResult'),
+    registerTopicEncoder(registry, topics.events, 'BusinessPartnerEvent'),
+    registerTopicEncoder(registry, topics.storage, 'StorageRecord'),
+  ]);
+  cleanups.push(async () => {
+    await cleanup();
+    for (const t of [topics.matches, topics.events, topics.storage]) await deleteSubject(`${t}-value`);
+  });
+  return {
+    kafka,
+    topics,
+    async sink(options = {}) {
+      const sink = new KafkaSink(kafka, { topics, encoders: { matches, events, storage }, ...options });
+      await sink.connect();
+      cleanups.unshift(() => sink.close());
+      return sink;
+    },
+  };
+}
+
+/** A dead letter of `bytes` bytes whose value starts with `label`. */
+const deadLetter = (key: string, label: string, bytes: number): OutputMessage => ({
+  output: 'deadLetters',
+  key,
+  value: Buffer.concat([Buffer.from(`${label}|`), Buffer.alloc(bytes - label.length - 1, 'x')]),
+  headers: { 'pe.stage': 'lookup', 'pe.error.code': 'TASK_FAILED' },
+});
+
+const label = (message: KafkaMessage): string => (message.value?.toString() ?? '').split('|')[0] as string;
+
+/** The messages of one finished lookup (MatchResult, Created event, storage record), built as the pipeline builds them. */
+function matchMessages(partnerId: string): OutputMessage[] {
+  const work: PartnerWork = {
+    id: 'w-1',
+    partnerId,
+    kind: 'lookup',
+    records: [
+      {
+        input: {
+          position: { topic: 'partners', partition: 0, offset: 1 },
+          key: Buffer.from(partnerId),
+          value: Buffer.from('{}'),
+          headers: {},
+          timestamp: 0,
+        },
+        partner: {
+          partnerId,
+          sourceSystem: 'ERP',
+          names: ['Muster GmbH'],
+          legalForm: null,
+          addresses: [],
+          identifiers: [],
+          taxNumbers: [],
+          changedAt: 1,
+        },
+      },
+    ],
+    hash: 'h1',
+    state: 'submitted',
+    attempts: 1,
+  };
+  const result: BulkTaskResult = { taskId: 't', status: 'OK', candidates: [{ svcId: 'SVC-1', score: 0.95 }] };
+  return matchedOutputs(
+    work,
+    result,
+    'bulk-1',
+    undefined,
+    { fullMatch: 0.9, maybeMatch: 0.7 },
+    {
+      storageId: 'storage',
+      now: () => 1,
+    },
+  ).messages;
+}
+
+describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
+  it('regression: an output batch over the broker max message size (four ~20 KB dead letters with one key) is split and all written', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    const letters = ['a', 'b', 'c', 'd'].map((l) => deadLetter('P-1', l, 20_000));
+    await sink.send(letters);
+    const written = await readAll(out.kafka, out.topics.deadLetters);
+    expect(written.map(label)).toEqual(['a', 'b', 'c', 'd']);
+    expect(written.every((m) => m.key?.toString() === 'P-1' && m.value?.length === 20_000)).toBe(true);
+  });
+
+  it('regression: a message that can never fit rejects only its own send (OUTPUT_TOO_LARGE), concurrent sends are written', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    const [oversize, matched, small] = await Promise.allSettled([
+      sink.send([deadLetter('P-1', 'huge', LIMIT)]),
+      sink.send(matchMessages('P-2')),
+      sink.send([deadLetter('P-3', 'small', 1_000)]),
+    ]);
+    expect(oversize.status).toBe('rejected');
+    expect((oversize as PromiseRejectedResult).reason).toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      canRetry: false,
+      details: { output: 'deadLetters', topic: out.topics.deadLetters, limit: LIMIT },
+    });
+    expect(
+      ((oversize as PromiseRejectedResult).reason as { details: { bytes: number } }).details.bytes,
+    ).toBeGreaterThan(LIMIT);
+    expect([matched.status, small.status]).toEqual(['fulfilled', 'fulfilled']);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['small']);
+    const counts = await Promise.all(
+      [out.topics.matches, out.topics.events, out.topics.storage].map(
+        async (t) => (await readAll(out.kafka, t)).length,
+      ),
+    );
+    expect(counts).toEqual([1, 1, 1]);
+  });
+
+  it('regression: order per key is preserved across split batches, whichever call and flush a message came in', async () => {
+    const out = await outputs();
+    const keys = ['K-1', 'K-2', 'K-3', 'K-4', 'K-5'];
+    const perKey = 40;
+    // 200 messages of 5 KB: about 1 MB, in one-message and three-message calls spread over many flushes.
+    const sink = await out.sink();
+    const sends: Promise<void>[] = [];
+    const sent = new Map<string, string[]>(keys.map((k) => [k, []]));
+    for (let i = 0; i < perKey; i++) {
+      for (const key of keys) {
+        const batch = i % 4 === 0 ? [0, 1, 2].map((j) => `${i}.${j}`) : [`${i}`];
+        sent.get(key)?.push(...batch);
+        sends.push(sink.send(batch.map((l) => deadLetter(key, l, 5_000))));
+      }
+      if (i % 5 === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await Promise.all(sends);
+    const written = await readAll(out.kafka, out.topics.deadLetters);
+    const read = new Map<string, string[]>(keys.map((k) => [k, []]));
+    for (const m of written) read.get(m.key?.toString() ?? '')?.push(label(m));
+    expect(read).toEqual(sent);
+  });
+
+  it('writes sends that each wait for the previous one (a send made as the last request settles is not stranded)', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    for (const l of ['a', 'b', 'c']) await sink.send([deadLetter('P-1', l, 1_000)]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('writes a dead letter whose original bytes are over the limit once its value is dropped (withoutValue)', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    const letter = deadLetter('P-1', 'huge', 2 * LIMIT);
+    await expect(sink.send([letter])).rejects.toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      details: { output: 'deadLetters' },
+    });
+    await sink.send([withoutValue(letter)]);
+    const [written] = await readAll(out.kafka, out.topics.deadLetters);
+    expect(written?.value?.length).toBe(0);
+    expect(written?.headers?.['pe.value-dropped']?.toString()).toBe(String(2 * LIMIT));
+    expect(written?.headers?.['pe.error.code']?.toString()).toBe('TASK_FAILED');
+  });
+
+  it('writes the largest message it accepts: the size bound is not optimistic', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    const at = (bytes: number) => deadLetter('P-1', `edge${bytes}`, bytes);
+    const fits = (bytes: number) => {
+      const m = at(bytes);
+      const size = recordSize({
+        key: Buffer.from('P-1'),
+        value: m.value as Buffer,
+        headers: m.headers ?? {},
+      });
+      return RECORD_BATCH_OVERHEAD + size <= LIMIT;
+    };
+    let largest = LIMIT;
+    while (!fits(largest)) largest -= 1;
+    await expect(sink.send([at(largest + 1)])).rejects.toMatchObject({ code: 'OUTPUT_TOO_LARGE' });
+    await sink.send([at(largest)]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual([`edge${largest}`]);
+  });
+
+  it('takes an explicit record batch limit instead of the topics own (maxMessageBytes)', async () => {
+    const out = await outputs();
+    const sink = await out.sink({ maxMessageBytes: 16 * 1024 });
+    await expect(sink.send([deadLetter('P-1', 'mid', 20_000)])).rejects.toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      details: { limit: 16 * 1024 },
+    });
+    await sink.send(['a', 'b', 'c'].map((l) => deadLetter('P-1', l, 10_000)));
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['a', 'b', 'c']);
+  });
+});

@@ -1,0 +1,96 @@
+// What a finished piece of work emits: the lifecycle events' ids are derived from the work,
+// so a replay after a crash repeats them and consumers can drop the repeat.
+import { describe, expect, it } from 'vitest';
+import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
+import { PartnerEnrichError } from '../../src/errors.ts';
+import {
+  deadLetter,
+  deleteOutputs,
+  matchedOutputs,
+  type EmitContext,
+  type OutputMessage,
+  type StoredPartner,
+  withoutValue,
+} from '../../src/pipeline/outputs.ts';
+import type { PartnerWork } from '../../src/pipeline/records.ts';
+
+const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const thresholds = { fullMatch: 0.9, maybeMatch: 0.7 };
+const result: BulkTaskResult = { taskId: 't-1', status: 'OK', candidates: [{ svcId: 'SVC-1', score: 0.95 }] };
+
+function work(
+  kind: 'lookup' | 'delete',
+  hash: string | undefined,
+  offset: number,
+  partnerId = 'P-1',
+): PartnerWork {
+  return {
+    id: `w-${offset}`,
+    partnerId,
+    kind,
+    records: [
+      {
+        input: {
+          position: { topic: 'partners', partition: 2, offset },
+          key: Buffer.from(partnerId),
+          value: kind === 'delete' ? null : Buffer.from('{}'),
+          headers: {},
+          timestamp: 0,
+        },
+      },
+    ],
+    ...(hash === undefined ? {} : { hash }),
+    state: 'submitted',
+    attempts: 1,
+  };
+}
+
+/** A fresh context per call: a replay runs at another time, in another process. */
+const context = (): EmitContext => ({ storageId: 'storage', now: () => Date.now() });
+
+const eventIdOf = (messages: OutputMessage[]): string => {
+  const event = messages.find((m) => m.output === 'events');
+  return (event?.value as { eventId: string }).eventId;
+};
+
+const created = (w: PartnerWork, previous?: StoredPartner): string =>
+  eventIdOf(matchedOutputs(w, result, 'bulk-1', previous, thresholds, context()).messages);
+
+describe('lifecycle event ids', () => {
+  it('regression: replayed events get the same eventId, so consumers can de-duplicate what a crash re-emits', () => {
+    expect(created(work('lookup', 'h1', 10))).toBe(created(work('lookup', 'h1', 10)));
+    expect(eventIdOf(deleteOutputs(work('delete', undefined, 11), undefined, context()))).toBe(
+      eventIdOf(deleteOutputs(work('delete', undefined, 11), undefined, context())),
+    );
+  });
+
+  it('gives a real change a new id: other content, other position, other type, other partner', () => {
+    const previous: StoredPartner = { hash: 'h0', svcId: null, outcome: 'NO_MATCH', bestCandidate: null };
+    const ids = [
+      created(work('lookup', 'h1', 10)),
+      created(work('lookup', 'h2', 10)),
+      created(work('lookup', 'h1', 12)),
+      created(work('lookup', 'h1', 10), previous),
+      created(work('lookup', 'h1', 10, 'P-2')),
+      eventIdOf(deleteOutputs(work('delete', undefined, 10), undefined, context())),
+    ];
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('keeps the id a UUID (version 5, RFC 9562 variant)', () => {
+    expect(created(work('lookup', 'h1', 10))).toMatch(UUID_V5);
+    expect(eventIdOf(deleteOutputs(work('delete', undefined, 11), undefined, context()))).toMatch(UUID_V5);
+  });
+});
+
+describe('dead letters', () => {
+  it('drop the original bytes with withoutValue(), keep the reason and say how many bytes went', () => {
+    const input = work('lookup', 'h1', 7).records[0]?.input;
+    if (!input) throw new Error('no input');
+    const letter = deadLetter(input, 'lookup', new PartnerEnrichError('TASK_FAILED', 'failed'), 3, 0);
+    const dropped = withoutValue(letter);
+    expect(dropped.value).toEqual(Buffer.alloc(0));
+    expect(dropped.key).toEqual(letter.key);
+    expect(dropped.headers).toEqual({ ...letter.headers, 'pe.value-dropped': '2' });
+  });
+});
