@@ -228,6 +228,8 @@ export class LookupCoordinator {
 
   /** Another member recorded a bulk for this content after it was read: resume that one. */
   #recorded(work: PartnerWork): boolean {
+    // Work that was looked up or resumed before knows its bulk already; its retry is a new lookup.
+    if (work.attempts > 0) return false;
     for (const { input } of work.records) {
       const submitted = this.#parts.ledger.find(input.position);
       if (submitted && submitted.hash === work.hash) {
@@ -241,6 +243,9 @@ export class LookupCoordinator {
   async #resume(work: PartnerWork, bulkId: string, taskId: string): Promise<void> {
     delete work.resumeFrom;
     work.state = 'submitted';
+    // Reading an earlier run's bulk counts as an attempt: a FAILED task in it, or a bulk the
+    // service no longer knows, is retried as a new lookup within the same budget.
+    work.attempts += 1;
     try {
       const results = await this.#parts.runner.resume(bulkId);
       this.#settle(work, bulkId, results.get(taskId));

@@ -5,7 +5,7 @@
 // restart.
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import { PipelineError } from './errors.ts';
-import { deadLetter, type OutputMessage } from './outputs.ts';
+import { deadLetter, withoutValue, type OutputMessage } from './outputs.ts';
 import type { OutputSink, PipelineObserver } from './ports.ts';
 import type { InputRecord } from './records.ts';
 
@@ -54,7 +54,14 @@ export class OutputWriter {
     } catch (error) {
       if (!isTooLarge(error)) throw error;
       for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
-      await this.#sink.send(inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now())));
+      const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
+      try {
+        await this.#sink.send(letters);
+      } catch (again) {
+        // The record's own bytes do not fit the dead-letter topic: keep the reason, drop the value.
+        if (!isTooLarge(again)) throw again;
+        await this.#sink.send(letters.map(withoutValue));
+      }
     }
   }
 }

@@ -111,6 +111,7 @@ function matchMessages(partnerId: string): OutputMessage[] {
     hash: 'h1',
     state: 'submitted',
     attempts: 1,
+    epoch: 1,
   };
   const result: BulkTaskResult = { taskId: 't', status: 'OK', candidates: [{ svcId: 'SVC-1', score: 0.95 }] };
   return matchedOutputs(

@@ -42,6 +42,7 @@ function work(
     ...(hash === undefined ? {} : { hash }),
     state: 'submitted',
     attempts: 1,
+    epoch: 1,
   };
 }
 
