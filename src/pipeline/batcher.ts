@@ -12,6 +12,7 @@ export class Batcher {
   readonly #flush: (batch: PartnerWork[]) => void;
   #batch: PartnerWork[] = [];
   #timer: NodeJS.Timeout | undefined;
+  #draining = false;
 
   constructor(options: BatcherOptions, flush: (batch: PartnerWork[]) => void) {
     this.#options = options;
@@ -26,7 +27,16 @@ export class Batcher {
     work.state = 'queued';
     this.#batch.push(work);
     if (this.#batch.length >= this.#options.maxTasks) this.flush();
-    else this.#timer ??= setTimeout(() => this.flush(), this.#options.lingerMs);
+    else this.#timer ??= setTimeout(() => this.flush(), this.#draining ? 0 : this.#options.lingerMs);
+  }
+
+  /**
+   * From now on nothing waits for more tasks: work that still arrives (records being
+   * decoded when a drain or stop began) goes out at once instead of after the linger time.
+   */
+  drain(): void {
+    this.#draining = true;
+    this.flush();
   }
 
   flush(): void {

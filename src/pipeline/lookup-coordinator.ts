@@ -88,9 +88,9 @@ export class LookupCoordinator {
     this.#scheduler.offer(work);
   }
 
-  /** Sends the partly filled bulk now (draining, stopping). */
-  flush(): void {
-    this.#batcher.flush();
+  /** Sends the partly filled bulk now, and what arrives after it without waiting (draining, stopping). */
+  drain(): void {
+    this.#batcher.drain();
   }
 
   /** The group is rebalancing: bulks not yet paid for wait until release(). */

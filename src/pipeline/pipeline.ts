@@ -170,7 +170,7 @@ export class Pipeline {
 
   /** Resolves when every accepted record is finished (outputs written). */
   async idle(): Promise<void> {
-    this.#lookups.flush();
+    this.#lookups.drain();
     await Promise.race([this.#intake.idle(), this.#failed.promise]);
   }
 
@@ -178,7 +178,7 @@ export class Pipeline {
   async stop(graceMs: number): Promise<{ abandoned: number }> {
     await this.#parts.source.stop();
     if (graceMs > 0 && !this.#fatal) {
-      this.#lookups.flush();
+      this.#lookups.drain();
       await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     }
     // What is not finished now is abandoned: not committed, read again after a restart.

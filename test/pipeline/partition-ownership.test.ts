@@ -1,0 +1,213 @@
+// The pipeline as a Kafka consumer group member sees it: partitions assigned and revoked,
+// records delivered again after a rejoin, fetched batches larger than the in-flight cap.
+// The source is scripted (kafkajs's rebalance timing cannot be forced here; the chaos
+// suite does it with real brokers), everything behind it is real: the pipeline, the
+// reference data client and the sandbox over HTTP.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
+import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
+import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
+import { createRefDataClient } from '../../src/cli/enrichment.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { toJsonRecord } from '../../src/mapping/lookup-task.ts';
+import type { Committable } from '../../src/pipeline/commit-watermark.ts';
+import type { OutputMessage } from '../../src/pipeline/outputs.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import type { PartitionRef, RecordSource, SourceHandler } from '../../src/pipeline/ports.ts';
+import type { InputRecord } from '../../src/pipeline/records.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
+import { jsonPartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import { eventually } from '../support/kafka.ts';
+
+const TOPIC = 'partners';
+const dataset = generateDataset({ organizations: 300, seed: 9 });
+
+/** A source driven by the test the way kafkajs drives the pipeline. */
+class ScriptedSource implements RecordSource {
+  handler!: SourceHandler;
+  readonly commits: Committable[] = [];
+  readonly paused = new Set<number>();
+
+  async start(handler: SourceHandler): Promise<void> {
+    this.handler = handler;
+  }
+  pause(partitions: PartitionRef[]): void {
+    for (const p of partitions) this.paused.add(p.partition);
+  }
+  resume(partitions: PartitionRef[]): void {
+    for (const p of partitions) this.paused.delete(p.partition);
+  }
+  async commit(positions: Committable[]): Promise<void> {
+    this.commits.push(...positions);
+  }
+  async stop(): Promise<void> {}
+  async close(): Promise<void> {}
+
+  /** Offers a fetched batch until a record is not taken; returns how many were taken. */
+  deliver(records: InputRecord[]): number {
+    let taken = 0;
+    for (const record of records) {
+      if (!this.handler.offer(record)) break;
+      taken += 1;
+    }
+    return taken;
+  }
+
+  committedOffset(partition: number): number | undefined {
+    return this.commits.filter((c) => c.partition === partition).at(-1)?.offset;
+  }
+}
+
+class MemorySink {
+  readonly messages: OutputMessage[] = [];
+  async send(messages: OutputMessage[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+  async close(): Promise<void> {}
+  matches(partition?: number): OutputMessage[] {
+    return this.messages.filter(
+      (m) =>
+        m.output === 'matches' &&
+        (partition === undefined ||
+          (m.value as { source: { partition: number } } | null)?.source.partition === partition),
+    );
+  }
+}
+
+function records(partition: number, from: number, count: number): InputRecord[] {
+  return Array.from({ length: count }, (_, i) => {
+    const offset = from + i;
+    const organization = dataset.organizations[
+      (partition * 100 + offset) % 300
+    ] as (typeof dataset.organizations)[number];
+    const partnerId = `P-${partition}-${offset}`;
+    const partner = partnerOf(organization, partnerId, 'ERP', 1_700_000_000_000);
+    return {
+      position: { topic: TOPIC, partition, offset },
+      key: Buffer.from(partnerId),
+      value: Buffer.from(JSON.stringify(partner)),
+      headers: {},
+      timestamp: 0,
+    };
+  });
+}
+
+const ref = (partition: number): PartitionRef => ({ topic: TOPIC, partition });
+
+describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 300, seed: 9 });
+  });
+  afterAll(() => sandbox?.close());
+
+  function pipeline(options: { maxInFlightRecords?: number; lingerMs?: number } = {}) {
+    const config = loadConfig({
+      env: {},
+      overrides: { refdata: { baseUrl: sandbox.url, apiKey: 'sandbox-api-key' } },
+    });
+    const source = new ScriptedSource();
+    const sink = new MemorySink();
+    const ledger = new BulkLedger(memoryLedgerStore());
+    const runner = new BulkRunner(refDataBulkApi(createRefDataClient(config.refdata)), ledger, {
+      polling: { initialDelayMs: 10, maxDelayMs: 50, pageSize: 1000, maxPolls: 1000 },
+      lookup: {
+        matchingThreshold: config.lookup.matchingThreshold,
+        maxCandidates: config.lookup.maxCandidates,
+        featuresOn: config.lookup.featuresOn,
+        featuresOff: config.lookup.featuresOff,
+      },
+    });
+    const enrichment = new Pipeline(
+      {
+        source,
+        sink,
+        decoder: jsonPartnerDecoder(),
+        toTask: toJsonRecord,
+        runner,
+        ledger,
+        storage: new Map(),
+      },
+      {
+        maxTasks: 500,
+        lingerMs: options.lingerMs ?? 20,
+        maxInFlightRecords: options.maxInFlightRecords ?? 5_000,
+        maxConcurrentBulks: 2,
+        skipUnchanged: true,
+        retry: { maxAttempts: 3, initialDelayMs: 10, maxDelayMs: 50 },
+        thresholds: { fullMatch: 0.8, maybeMatch: 0.6 },
+        storageId: 'test',
+        commitIntervalMs: 10,
+      },
+    );
+    return { enrichment, source, sink };
+  }
+
+  const tasksPaid = () => sandbox.state.stats.snapshot().bulkTasks;
+
+  it('regression: the commit position sticks for good after Kafka re-delivers records', async () => {
+    const { enrichment, source, sink } = pipeline();
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const paidBefore = tasksPaid();
+    expect(source.deliver(records(0, 0, 40))).toBe(40);
+    // A rejoin: kafkajs fetches again from the committed offset (here: from the start) while
+    // the first copies are still in flight; both copies finish before the head reaches them.
+    source.handler.rebalancing();
+    source.handler.revoked([]);
+    source.handler.assigned([ref(0)]);
+    expect(source.deliver(records(0, 0, 40))).toBe(40);
+    expect(source.deliver(records(0, 40, 10))).toBe(10);
+    await eventually(() => source.committedOffset(0) === 50, 20_000, 'commit position at the end');
+    await enrichment.stop(1_000);
+
+    expect(sink.matches()).toHaveLength(50);
+    expect(sink.matches().every((m) => (m.value as { outcome: string }).outcome !== 'FAILED')).toBe(true);
+    expect(tasksPaid() - paidBefore).toBe(50);
+  });
+
+  it('regression: queued work of a revoked partition is neither paid for nor written nor committed by its former owner', async () => {
+    const { enrichment, source, sink } = pipeline({ lingerMs: 60_000 });
+    await enrichment.start();
+    source.handler.assigned([ref(0), ref(1)]);
+    const paidBefore = tasksPaid();
+    // Both partitions' records wait in the batcher (a long linger) when partition 1 moves away.
+    source.deliver(records(0, 0, 30));
+    source.deliver(records(1, 0, 30));
+    await eventually(() => enrichment.inFlight === 60, 5_000, 'records admitted');
+    source.handler.rebalancing();
+    source.handler.revoked([ref(1)]);
+    source.handler.assigned([ref(0)]);
+    await enrichment.idle();
+    await eventually(() => source.committedOffset(0) === 30, 20_000, 'partition 0 committed');
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - paidBefore).toBe(30);
+    expect(sink.matches(0)).toHaveLength(30);
+    expect(sink.matches(1)).toHaveLength(0);
+    expect(source.commits.some((c) => c.partition === 1)).toBe(false);
+  });
+
+  it('regression: maxInFlightRecords is enforced inside a fetched batch', async () => {
+    const { enrichment, source } = pipeline({ maxInFlightRecords: 100, lingerMs: 60_000 });
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    // One fetched batch of 1,000 records against a cap of 100: the rest stays at the source.
+    expect(source.deliver(records(0, 0, 1_000))).toBe(100);
+    expect(source.paused.has(0)).toBe(true);
+    expect(enrichment.peakInFlight).toBe(100);
+    // Draining below half the cap resumes the source, which offers the rest from where it stopped.
+    await enrichment.idle();
+    expect(source.paused.has(0)).toBe(false);
+    let offset = 100;
+    while (offset < 1_000) {
+      offset += source.deliver(records(0, offset, 1_000 - offset));
+      await enrichment.idle();
+    }
+    await eventually(() => source.committedOffset(0) === 1_000, 30_000, 'all committed');
+    await enrichment.stop(1_000);
+    expect(enrichment.peakInFlight).toBe(100);
+  });
+});
