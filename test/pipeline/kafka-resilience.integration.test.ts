@@ -1,9 +1,7 @@
 // The pipeline under a tight quota, under injected faults, and across a restart: nothing
 // is lost, nothing is dead-lettered for lack of quota, no bulk is paid for twice.
 import { Writable } from 'node:stream';
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka } from 'kafkajs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createKafkaEnrichment, type Enrichment } from '../../src/cli/enrichment.ts';
 import { logObserver } from '../../src/cli/log-observer.ts';
 import type { Config } from '../../src/config/index.ts';
@@ -12,77 +10,10 @@ import { eventObserver } from '../../src/pipeline/event-observer.ts';
 import { combineObservers, type PipelineObserver } from '../../src/pipeline/ports.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import { RefDataClient } from '../../src/refdata/index.ts';
-import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
-import {
-  SANDBOX_DEFAULTS,
-  startSandbox,
-  type RunningSandbox,
-  type SandboxOptions,
-} from '../../src/sandbox/index.ts';
-import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
-import type { PartnerRecord } from '../../src/serde/partner-record.ts';
-import {
-  committedAndEndOffsets,
-  createTopicsFor,
-  partnerEncoder,
-  produce,
-  readAll,
-  testConfig,
-  testTopics,
-  waitForFinished,
-} from '../support/enrichment.ts';
-import { eventually, kafkaClient } from '../support/kafka.ts';
-import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
-
-const SEED = 11;
-const ORGS = 3_000;
-const dataset = generateDataset({ organizations: ORGS, seed: SEED });
-
-interface Scenario {
-  kafka: Kafka;
-  registry: SchemaRegistry;
-  sandbox: RunningSandbox;
-  topics: Config['topics'];
-  partners: PartnerRecord[];
-  cleanup(): Promise<void>;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0)) await cleanup();
-});
-
-/** A sandbox, fresh topics and `count` distinct partners on the input topic. */
-async function scenario(name: string, count: number, sandboxOptions: SandboxOptions = {}): Promise<Scenario> {
-  const kafka = kafkaClient();
-  const registry = schemaRegistry();
-  const sandbox = await startSandbox({ port: 0, orgs: ORGS, seed: SEED, ...sandboxOptions });
-  const topics = testTopics(name);
-  const dropTopics = await createTopicsFor(kafka, topics);
-  const encode = await partnerEncoder(registry, topics.input);
-  const partners = upstreamPartners(dataset, { count, seed: SEED, invalid: 0, resent: 0, updated: 0 }).map(
-    (r) => r.partner as PartnerRecord,
-  );
-  await produce(
-    kafka,
-    topics.input,
-    await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-  );
-  const cleanup = async () => {
-    await dropTopics();
-    await sandbox.close();
-    for (const t of [topics.input, topics.matches, topics.events, topics.storage])
-      await deleteSubject(`${t}-value`);
-  };
-  cleanups.push(cleanup);
-  return { kafka, registry, sandbox, topics, partners, cleanup };
-}
-
-async function outcomes(s: Scenario): Promise<{ partnerId: string; outcome: string }[]> {
-  return Promise.all(
-    (await readAll(s.kafka, s.topics.matches)).map((m) => s.registry.decode(m.value as Buffer)),
-  );
-}
+import { SANDBOX_DEFAULTS } from '../../src/sandbox/index.ts';
+import { committedAndEndOffsets, readAll, testConfig, waitForFinished } from '../support/enrichment.ts';
+import { eventually } from '../support/kafka.ts';
+import { matchResults, scenario } from '../support/scenario.ts';
 
 async function runToEnd(
   config: Config,
@@ -139,7 +70,7 @@ describe('partner-enrich run under pressure', () => {
     );
     unsubscribe();
 
-    const results = await outcomes(s);
+    const results = await matchResults(s);
     expect(results).toHaveLength(s.partners.length);
     expect(results.filter((r) => r.outcome === 'FAILED')).toEqual([]);
     expect(await readAll(s.kafka, s.topics.deadLetters)).toHaveLength(0);
@@ -164,7 +95,7 @@ describe('partner-enrich run under pressure', () => {
     const summary = new RunSummary();
     await runToEnd(config, summary, s.partners.length);
 
-    const results = await outcomes(s);
+    const results = await matchResults(s);
     const failed = results.filter((r) => r.outcome === 'FAILED');
     const deadLetters = await readAll(s.kafka, s.topics.deadLetters);
     expect(new Set(results.map((r) => r.partnerId))).toEqual(new Set(s.partners.map((p) => p.partnerId)));
@@ -222,7 +153,7 @@ describe('partner-enrich run under pressure', () => {
     expect(stats.bulkTasks).toBe(s.partners.length);
     expect(stats.quotaConsumed).toBe(s.partners.length);
     expect(second.tasksSubmitted).toBe(s.partners.length - tasksBeforeRestart);
-    const results = await outcomes(s);
+    const results = await matchResults(s);
     expect(new Set(results.map((r) => r.partnerId))).toEqual(new Set(s.partners.map((p) => p.partnerId)));
   });
 });
