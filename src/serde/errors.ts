@@ -13,8 +13,12 @@ export const SERDE_ERROR_CODES = [
   'DECODE_INCOMPATIBLE_SCHEMA',
   /** Avro bytes that end early or carry trailing garbage. */
   'DECODE_CORRUPT_AVRO',
-  /** The schema registry did not answer; retried, never a dead letter by itself. */
+  /** The schema registry did not answer: retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
+  /** At start: an output schema the subject's compatibility level refuses next to its existing versions. */
+  'SCHEMA_INCOMPATIBLE',
+  /** At start: the registry refused an output schema for another reason (credentials, an invalid schema). */
+  'SCHEMA_REGISTRATION_REJECTED',
 ] as const;
 
 export type SerdeErrorCode = (typeof SERDE_ERROR_CODES)[number];
