@@ -24,6 +24,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.integration.test.ts'],
           globalSetup: ['test/support/global-setup.ts'],
+          setupFiles: ['test/support/unhandled-rejections.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
           // Two cores: integration files share one broker; running them two at a time

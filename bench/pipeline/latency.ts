@@ -44,7 +44,7 @@ async function steadyLoad(
   rate: number,
   total: number,
 ): Promise<{ createdAt: Map<string, number>; startedAt: number; seconds: number }> {
-  const encode = await partnerEncoder(context.registry, topic);
+  const encode = await partnerEncoder({ url: context.registryUrl }, topic);
   const pool = upstream(POOL);
   const producer = context.kafka.producer({ allowAutoTopicCreation: false });
   await producer.connect();

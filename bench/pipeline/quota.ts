@@ -187,7 +187,7 @@ async function quotaPerChange(context: BenchContext, sandbox: RunningSandbox): P
   }
   const topic = uniqueName('dedup');
   await createTopics(context.kafka, [{ topic }]);
-  const encode = await partnerEncoder(context.registry, topic);
+  const encode = await partnerEncoder({ url: context.registryUrl }, topic);
   await produceBacklog(context.kafka, topic, partners.length, (i) => {
     const partner = partners[i] as PartnerRecord;
     return { key: partner.partnerId, value: encode(partner) };

@@ -30,7 +30,7 @@ export async function produceDistinct(
 ): Promise<Backlog> {
   const topic = uniqueName(prefix);
   await createTopics(context.kafka, [{ topic }]);
-  const encode = await partnerEncoder(context.registry, topic);
+  const encode = await partnerEncoder({ url: context.registryUrl }, topic);
   const pool = upstream(poolSize);
   let bytes = 0;
   const started = performance.now();

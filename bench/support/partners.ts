@@ -2,8 +2,7 @@
 // upstream mix of faithful, noisy and unknown ones), produced as Avro in the Confluent
 // wire format, the way an upstream producer would.
 import type { Kafka, Message } from 'kafkajs';
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
+import { registerTopicEncoder, type RegistryEndpoint } from '../../src/kafka/avro-encoder.ts';
 import { generateDataset, type SandboxDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { upstreamPartners, type UpstreamOptions } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
@@ -42,7 +41,7 @@ export function distinctPartner(pool: readonly PartnerRecord[], i: number): Part
 export type PartnerEncoder = (partner: PartnerRecord) => Buffer;
 
 /** Registers PartnerRecord under the topic's subject; encodes synchronously from then on. */
-export async function partnerEncoder(registry: SchemaRegistry, topic: string): Promise<PartnerEncoder> {
+export async function partnerEncoder(registry: RegistryEndpoint, topic: string): Promise<PartnerEncoder> {
   const encoder = await registerTopicEncoder(registry, topic, 'PartnerRecord');
   return (partner) => encoder.encode(partner);
 }

@@ -14,7 +14,7 @@ export async function rawPassthrough(
 ): Promise<WorkerResult> {
   const registry = new SchemaRegistry({ host: job.registryUrl });
   const decoder = avroPartnerDecoder(registry);
-  const encoder = await registerTopicEncoder(registry, job.output, 'PartnerRecord');
+  const encoder = await registerTopicEncoder({ url: job.registryUrl }, job.output, 'PartnerRecord');
   const { cpu, ...run } = await runBatchWorker(
     job,
     'raw',

@@ -216,10 +216,21 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
   const kafka = createKafka(config.kafka);
   const registry = createSchemaRegistry(config.schemaRegistry);
   const { topics } = config;
+  // What is open so far, closed (last first) when a later step fails: a failed start must
+  // not leave clients behind that keep the process alive.
+  const opened: (() => Promise<void>)[] = [];
+  const orClose = async <T>(step: () => T | Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (error) {
+      for (const close of opened.reverse()) await close().catch(() => {});
+      throw error;
+    }
+  };
   const [matches, events, storageEncoder] = await Promise.all([
-    registerTopicEncoder(registry, topics.matches, 'MatchResult'),
-    registerTopicEncoder(registry, topics.events, 'BusinessPartnerEvent'),
-    registerTopicEncoder(registry, topics.storage, 'StorageRecord'),
+    registerTopicEncoder(config.schemaRegistry, topics.matches, 'MatchResult'),
+    registerTopicEncoder(config.schemaRegistry, topics.events, 'BusinessPartnerEvent'),
+    registerTopicEncoder(config.schemaRegistry, topics.storage, 'StorageRecord'),
   ]);
   const sink = new KafkaSink(kafka, {
     topics: {
@@ -231,11 +242,19 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
     encoders: { matches, events, storage: storageEncoder },
   });
   const ledgerStore = new KafkaLedgerStore(kafka, topics.state);
-  await Promise.all([sink.connect(), ledgerStore.connect()]);
+  opened.push(
+    () => sink.close(),
+    () => ledgerStore.close(),
+  );
+  await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
   const ledger = new BulkLedger(ledgerStore);
-  const [storage] = await Promise.all([loadStorageIndex(kafka, registry, topics.storage), ledger.load()]);
-  const unfollow = await ledger.follow();
-  const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
+  const [storage] = await orClose(() =>
+    Promise.all([loadStorageIndex(kafka, registry, topics.storage), ledger.load()]),
+  );
+  const unfollow = await orClose(() => ledger.follow());
+  opened.push(unfollow);
+  const mappingFile = config.mapping.file;
+  const mapping = mappingFile ? await orClose(() => loadMappingFile(mappingFile)) : undefined;
   const source = new KafkaSource(kafka, {
     topic: topics.input,
     groupId: config.kafka.groupId,
@@ -252,8 +271,10 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
     ledger,
     storage,
   };
-  return enrichment(config, ends, observer, async () => {
-    await unfollow();
-    await ledgerStore.close();
-  });
+  return orClose(() =>
+    enrichment(config, ends, observer, async () => {
+      await unfollow();
+      await ledgerStore.close();
+    }),
+  );
 }

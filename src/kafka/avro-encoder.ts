@@ -1,23 +1,104 @@
 // Confluent wire format encoding (magic byte, schema id, Avro body) for the output
 // topics, with the schema ids registered once at start under the topic-value subjects.
-import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+//
+// Registration talks to the registry's REST API directly instead of through
+// @kafkajs/confluent-schema-registry's register(): that one reads the subject's compatibility
+// level, refuses to go on when it differs from the level it was given (BACKWARD by default),
+// and on a first registration sets that level, which two replicas starting together race on
+// (Apicurio answers the loser 409 "A rule named 'COMPATIBILITY' already exists"). Which
+// compatibility a subject has is the operator's decision; the registry enforces it on the
+// registration itself, and that verdict is all the pipeline needs.
+import { SerdeError } from '../serde/errors.ts';
 import { pipelineSchema, type SchemaName } from '../serde/schemas.ts';
 
 export interface TopicEncoder {
   encode(value: object): Buffer;
 }
 
+/** Where the Confluent-compatible registry answers; the shape of the `schemaRegistry` settings. */
+export interface RegistryEndpoint {
+  url: string;
+  username?: string | undefined;
+  password?: string | undefined;
+}
+
+/** A registry that does not answer within this long is treated as not answering at all. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+interface RegistryAnswer {
+  status: number;
+  id?: number;
+  message?: string;
+}
+
+async function post(registry: RegistryEndpoint, path: string, schema: string): Promise<RegistryAnswer> {
+  const auth =
+    registry.username !== undefined && registry.password !== undefined
+      ? {
+          authorization: `Basic ${Buffer.from(`${registry.username}:${registry.password}`).toString('base64')}`,
+        }
+      : {};
+  let response: Response;
+  try {
+    response = await fetch(`${registry.url}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/vnd.schemaregistry.v1+json', ...auth },
+      body: JSON.stringify({ schema }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+  } catch (error) {
+    const reason = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
+    throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry at ${registry.url}: ${reason}`, {
+      cause: error,
+    });
+  }
+  const body = (await response.json().catch(() => ({}))) as { id?: unknown; message?: unknown };
+  return {
+    status: response.status,
+    ...(typeof body.id === 'number' ? { id: body.id } : {}),
+    ...(typeof body.message === 'string' ? { message: body.message } : {}),
+  };
+}
+
+/**
+ * The id of `schema` under `subject`: registered as a new version when the subject's
+ * compatibility level allows it, the existing id when an identical schema is already there.
+ */
+export async function registerSchema(
+  registry: RegistryEndpoint,
+  subject: string,
+  schema: string,
+): Promise<number> {
+  const path = `/subjects/${encodeURIComponent(subject)}`;
+  const registered = await post(registry, `${path}/versions`, schema);
+  if (registered.status === 200 && registered.id !== undefined) return registered.id;
+  // A registry may refuse a registration that another replica made a moment earlier; an
+  // identical schema under the subject is as good as our own registration.
+  const found = await post(registry, path, schema);
+  if (found.status === 200 && found.id !== undefined) return found.id;
+  const details = { subject, status: registered.status };
+  const reason = registered.message ?? `HTTP ${registered.status}`;
+  if (registered.status === 409)
+    throw new SerdeError(
+      'SCHEMA_INCOMPATIBLE',
+      `the pipeline's schema for ${subject} is incompatible with the subject's versions: ${reason}`,
+      { details },
+    );
+  if (registered.status >= 500 || registered.status === 429)
+    throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry at ${registry.url}: ${reason}`, {
+      details,
+    });
+  throw new SerdeError('SCHEMA_REGISTRATION_REJECTED', `registering ${subject}: ${reason}`, { details });
+}
+
 /** Registers the schema under `<topic>-value` and returns an encoder for it. */
 export async function registerTopicEncoder(
-  registry: SchemaRegistry,
+  registry: RegistryEndpoint,
   topic: string,
   schemaName: SchemaName,
 ): Promise<TopicEncoder> {
   const schema = pipelineSchema(schemaName);
-  const { id } = await registry.register(
-    { type: SchemaType.AVRO, schema: schema.text },
-    { subject: `${topic}-value` },
-  );
+  const id = await registerSchema(registry, `${topic}-value`, schema.text);
   const header = Buffer.alloc(5);
   header.writeUInt8(0, 0);
   header.writeInt32BE(id, 1);

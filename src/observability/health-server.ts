@@ -16,6 +16,8 @@ export interface HealthServerOptions {
   port: number;
   metrics: Pick<Metrics, 'registry'>;
   readiness: () => Readiness;
+  /** Why the process is going down for good, if it is; /healthz fails from then on. Alive when absent. */
+  failing?: () => string | undefined;
 }
 
 export interface HealthServer {
@@ -41,8 +43,15 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });
-  // Alive as long as the event loop answers; anything deeper belongs to readiness.
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  // Alive as long as the event loop answers and nothing fatal happened; anything deeper belongs
+  // to readiness. A process on its way out after a fatal failure is not healthy, even while
+  // it still answers.
+  app.get('/healthz', async (_request, reply) => {
+    const reason = options.failing?.();
+    if (reason === undefined) return { status: 'ok' };
+    reply.code(503);
+    return { status: 'failing', reason };
+  });
   app.get('/readyz', async (_request, reply) => {
     const readiness = probe(options.readiness);
     reply.code(readiness.ready ? 200 : 503);

@@ -15,8 +15,12 @@ export const SERDE_ERROR_CODES = [
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',
-  /** The schema registry did not answer; retried, never a dead letter by itself. */
+  /** The schema registry did not answer: retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
+  /** At start: an output schema the subject's compatibility level refuses next to its existing versions. */
+  'SCHEMA_INCOMPATIBLE',
+  /** At start: the registry refused an output schema for another reason (credentials, an invalid schema). */
+  'SCHEMA_REGISTRATION_REJECTED',
 ] as const;
 
 export type SerdeErrorCode = (typeof SERDE_ERROR_CODES)[number];

@@ -2,13 +2,11 @@
 // environment variables, against the test broker and registry and a sandbox.
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
-import { runCli, startCli } from '../support/cli.ts';
+import { cliEnv, runCli, startCli } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
   dropTopics,
@@ -19,27 +17,6 @@ import {
 } from '../support/enrichment.ts';
 import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
-
-function cliEnv(sandboxUrl: string, topics: Config['topics'], groupId: string): NodeJS.ProcessEnv {
-  return {
-    PARTNER_ENRICH_KAFKA__BROKERS: inject('kafkaBrokers'),
-    PARTNER_ENRICH_KAFKA__GROUP_ID: groupId,
-    PARTNER_ENRICH_SCHEMA_REGISTRY__URL: inject('schemaRegistryUrl'),
-    PARTNER_ENRICH_TOPICS__INPUT: topics.input,
-    PARTNER_ENRICH_TOPICS__MATCHES: topics.matches,
-    PARTNER_ENRICH_TOPICS__EVENTS: topics.events,
-    PARTNER_ENRICH_TOPICS__STORAGE: topics.storage,
-    PARTNER_ENRICH_TOPICS__DEAD_LETTERS: topics.deadLetters,
-    PARTNER_ENRICH_TOPICS__STATE: topics.state,
-    PARTNER_ENRICH_TOPICS__PARTITIONS: '2',
-    PARTNER_ENRICH_REFDATA__BASE_URL: sandboxUrl,
-    PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
-    PARTNER_ENRICH_BATCHING__LINGER_MS: '50',
-    PARTNER_ENRICH_POLLING__INITIAL_DELAY_MS: '20',
-    PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: '0',
-    PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
-  };
-}
 
 describe('partner-enrich CLI against Kafka', () => {
   const kafka = kafkaClient();

@@ -2,7 +2,7 @@
 // record batch (max.message.bytes): batches are split under the limit, a message that can
 // never fit fails alone, and each key's order survives the split.
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { KafkaSink, type KafkaSinkOptions } from '../../src/kafka/kafka-sink.ts';
@@ -16,7 +16,7 @@ import {
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { readAll } from '../support/enrichment.ts';
 import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
-import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+import { deleteSubject } from '../support/schema-registry.ts';
 
 const LIMIT = 64 * 1024;
 
@@ -49,7 +49,7 @@ async function outputs(): Promise<Outputs> {
       configEntries: [{ name: 'max.message.bytes', value: String(LIMIT) }],
     })),
   );
-  const registry = schemaRegistry();
+  const registry = { url: inject('schemaRegistryUrl') };
   const [matches, events, storage] = await Promise.all([
     registerTopicEncoder(registry, topics.matches, 'MatchResult'),
     registerTopicEncoder(registry, topics.events, 'BusinessPartnerEvent'),

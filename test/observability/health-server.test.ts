@@ -32,6 +32,24 @@ describe('health server', () => {
     expect(await response.json()).toEqual({ status: 'ok' });
   });
 
+  it('answers /healthz with 503 and the reason once the process goes down after a fatal failure', async () => {
+    const state: { failing?: string } = {};
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: createMetrics(),
+      readiness: () => ({ ready: true, reasons: [] }),
+      failing: () => state.failing,
+    });
+    servers.push(server);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+
+    state.failing = 'pipeline: PipelineError: outputs could not be written';
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ status: 'failing', reason: state.failing });
+  });
+
   it('answers /readyz with 503 and the reasons until ready, then 200', async () => {
     let readiness: Readiness = {
       ready: false,

@@ -1,6 +1,8 @@
 // Runs the `partner-enrich` command as a separate process, the way an operator does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { inject } from 'vitest';
+import type { Config } from '../../src/config/index.ts';
 
 export interface CliResult {
   code: number | null;
@@ -24,4 +26,26 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promi
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
+}
+
+/** The environment an operator sets for `run`: the test broker and registry, the given sandbox and topics. */
+export function cliEnv(sandboxUrl: string, topics: Config['topics'], groupId: string): NodeJS.ProcessEnv {
+  return {
+    PARTNER_ENRICH_KAFKA__BROKERS: inject('kafkaBrokers'),
+    PARTNER_ENRICH_KAFKA__GROUP_ID: groupId,
+    PARTNER_ENRICH_SCHEMA_REGISTRY__URL: inject('schemaRegistryUrl'),
+    PARTNER_ENRICH_TOPICS__INPUT: topics.input,
+    PARTNER_ENRICH_TOPICS__MATCHES: topics.matches,
+    PARTNER_ENRICH_TOPICS__EVENTS: topics.events,
+    PARTNER_ENRICH_TOPICS__STORAGE: topics.storage,
+    PARTNER_ENRICH_TOPICS__DEAD_LETTERS: topics.deadLetters,
+    PARTNER_ENRICH_TOPICS__STATE: topics.state,
+    PARTNER_ENRICH_TOPICS__PARTITIONS: '2',
+    PARTNER_ENRICH_REFDATA__BASE_URL: sandboxUrl,
+    PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
+    PARTNER_ENRICH_BATCHING__LINGER_MS: '50',
+    PARTNER_ENRICH_POLLING__INITIAL_DELAY_MS: '20',
+    PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: '0',
+    PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
+  };
 }

@@ -1,0 +1,180 @@
+// How `partner-enrich run` ends, as an operator sees it: a separate process that exits
+// non-zero on a failed start or a fatal failure, closes what it opened, and always ends
+// on SIGTERM. Wall-clock bounds here are what an orchestrator relies on.
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../deploy/local/processes.ts';
+import type { Config } from '../../src/config/index.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { cliEnv, startCli } from '../support/cli.ts';
+import { createTopicsFor, partnerEncoder, produce, testTopics } from '../support/enrichment.ts';
+import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
+import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+
+interface Running {
+  child: ChildProcess;
+  logs: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(env: NodeJS.ProcessEnv): Running {
+  const child = startCli(['run'], env);
+  let logs = '';
+  child.stdout?.on('data', (chunk: Buffer) => (logs += chunk));
+  child.stderr?.on('data', (chunk: Buffer) => (logs += chunk));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  return { child, logs: () => logs, exited };
+}
+
+/** The exit code, or a failure naming the logs when the process is still alive after `ms`. */
+async function exitWithin(running: Running, ms: number): Promise<number | null> {
+  const timer = new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), ms).unref());
+  const outcome = await Promise.race([running.exited, timer]);
+  if (outcome === 'alive') {
+    running.child.kill('SIGKILL');
+    throw new Error(`still running after ${ms} ms:\n${running.logs()}`);
+  }
+  return outcome;
+}
+
+async function operationsUrl(running: Running): Promise<string> {
+  const pattern = /"metrics":"(http:[^"]+)\/metrics"/;
+  await eventually(() => pattern.test(running.logs()), 60_000, `the operations endpoint:\n${running.logs()}`);
+  return (pattern.exec(running.logs()) as RegExpExecArray)[1] as string;
+}
+
+async function statusOf(url: string): Promise<number | 'refused'> {
+  try {
+    return (await fetch(url)).status;
+  } catch {
+    return 'refused';
+  }
+}
+
+async function readyWithin(base: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while ((await statusOf(`${base}/readyz`)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`${base} not ready within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('partner-enrich run: failed starts, fatal failures, signals', () => {
+  const kafka = kafkaClient();
+  const children: Running[] = [];
+  const topicSets: Config['topics'][] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+  let sandbox: RunningSandbox;
+  let partners: PartnerRecord[];
+
+  const run = (env: NodeJS.ProcessEnv): Running => {
+    const running = start(env);
+    children.push(running);
+    return running;
+  };
+  const freshTopics = (): Config['topics'] => {
+    const topics = testTopics('lifecycle');
+    topicSets.push(topics);
+    return topics;
+  };
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 2_000, seed: 5 });
+    partners = upstreamPartners(generateDataset({ organizations: 2_000, seed: 5 }), {
+      count: 50,
+      seed: 5,
+      invalid: 0,
+      resent: 0,
+      updated: 0,
+    }).map((r) => r.partner as PartnerRecord);
+  });
+  afterAll(async () => {
+    for (const running of children) if (running.child.exitCode === null) running.child.kill('SIGKILL');
+    for (const cleanup of cleanups) await cleanup();
+    for (const topics of topicSets)
+      for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+        await deleteSubject(`${t}-value`);
+    await sandbox?.close();
+  });
+
+  it('regression: a start against a broker where nothing listens exits non-zero (it stayed alive and healthy)', async () => {
+    const env = {
+      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      PARTNER_ENRICH_KAFKA__BROKERS: `127.0.0.1:${await freePort()}`,
+    };
+    const running = run(env);
+    const code = await exitWithin(running, 30_000);
+    expect(code, running.logs()).not.toBe(0);
+    expect(running.logs()).toMatch(/partner-enrich: .*\n[\s\S]*ECONNREFUSED/);
+  });
+
+  it('regression: a start against a schema registry where nothing listens exits non-zero with SCHEMA_REGISTRY_UNAVAILABLE', async () => {
+    const env = {
+      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${await freePort()}`,
+    };
+    const running = run(env);
+    const code = await exitWithin(running, 30_000);
+    expect(code, running.logs()).toBe(2);
+    expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
+  });
+
+  it('SIGTERM during start-up ends the process', async () => {
+    const env = {
+      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      PARTNER_ENRICH_KAFKA__BROKERS: `127.0.0.1:${await freePort()}`,
+    };
+    const running = run(env);
+    // kafkajs logs each refused connection: the start is under way and retrying.
+    await eventually(() => running.logs().includes('ECONNREFUSED'), 30_000, 'a connection attempt');
+    running.child.kill('SIGTERM');
+    await exitWithin(running, 10_000);
+    expect(running.logs()).toContain('"signal":"SIGTERM"');
+  });
+
+  it('regression: a fatal output failure after start exits non-zero and /healthz stops answering 200', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+
+    // No match result fits into 64 bytes: every output write now fails for good.
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [
+        { type: 2, name: topics.matches, configEntries: [{ name: 'max.message.bytes', value: '64' }] },
+      ],
+    });
+    await admin.disconnect();
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    await produce(
+      kafka,
+      topics.input,
+      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+    );
+
+    await eventually(() => running.logs().includes('PIPELINE_OUTPUT_FAILED'), 60_000, 'the output failure');
+    expect(await statusOf(`${base}/healthz`)).not.toBe(200);
+    const code = await exitWithin(running, 30_000);
+    expect(code, running.logs()).toBe(1);
+  });
+
+  it('regression: two replicas started at the same moment both become ready (409 rule already exists)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const env = cliEnv(sandbox.url, topics, uniqueName('group'));
+    const replicas = [run(env), run(env)];
+    const bases = await Promise.all(replicas.map((replica) => operationsUrl(replica)));
+    await Promise.all(bases.map((base) => readyWithin(base, 90_000)));
+    for (const replica of replicas) replica.child.kill('SIGTERM');
+    for (const replica of replicas) expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
+  });
+});
