@@ -1,31 +1,47 @@
-// Submitted bulks, remembered until every record in them is committed at the source:
-// a record re-read after a crash, restart or rebalance finds the bulk it was already
-// submitted in, and the pipeline polls that bulk instead of paying for it again.
-// A bulk is kept as one entry per input partition it holds records of, so that whoever
-// owns a partition when its records are committed releases that partition's entry: after
-// a rebalance no single member commits every partition of a bulk.
+// Bulk submissions, remembered until every record in them is committed at the source: a
+// record re-read after a crash, restart or rebalance finds the submission it was already
+// part of, and the pipeline polls that bulk instead of paying for it again.
+//
+// A submission is recorded twice: as an intent before its quota is consumed (tasks and
+// positions, no bulk id, a lease its submitter renews while it works), then with the bulk
+// id once the bulk exists. A member that reads a record under a live intent of someone
+// else waits for it; an intent whose lease ran out (its submitter died) is adopted: looked
+// up under the quota already spent for it, not paid again.
+//
+// Each submission is kept as one entry per input partition it holds records of, so that
+// whoever owns a partition when its records are committed releases that partition's entry:
+// after a rebalance no single member commits every partition of a bulk.
 import { positionKey, type SourcePosition, type SubmittedTask } from '../pipeline/records.ts';
 
-export interface LedgerEntry {
-  /** The store's key: bulk id and input partition (a bare bulk id in entries of earlier versions). */
-  key?: string;
-  bulkId: string;
-  createdAt: number;
-  tasks: { taskId: string; hash: string; positions: SourcePosition[] }[];
+export interface LedgerTask {
+  taskId: string;
+  hash: string;
+  positions: SourcePosition[];
 }
 
-const entryKey = (entry: LedgerEntry): string => entry.key ?? entry.bulkId;
+export interface LedgerEntry {
+  /** The store's key: submission and input partition (a bare bulk id in entries of earlier versions). */
+  key?: string;
+  /** The submission the entry belongs to; the bulk id in entries of earlier versions. */
+  submissionId?: string;
+  /** Absent while the submission is an intent: its quota may be spent, its bulk not yet created. */
+  bulkId?: string;
+  /** Until when (epoch ms) the submitter of an intent vouches for it. */
+  leaseUntil?: number;
+  createdAt: number;
+  tasks: LedgerTask[];
+}
 
 /** Where ledger entries are kept durably (the internal state topic, or memory for files). */
 export interface LedgerStore {
   load(): Promise<LedgerEntry[]>;
   /**
    * Keeps delivering what other replicas record and remove, until the returned function is
-   * called; without it, only this process's own bulks are known after load().
+   * called; without it, only this process's own submissions are known after load().
    */
   follow?(changes: {
     recorded(entry: LedgerEntry): void;
-    removed(bulkId: string): void;
+    removed(key: string): void;
   }): Promise<() => Promise<void>>;
   /** Resolves once what other replicas recorded up to now is delivered to follow()'s listener. */
   caughtUp?(): Promise<void>;
@@ -33,15 +49,21 @@ export interface LedgerStore {
   remove(keys: string[]): Promise<void>;
 }
 
+const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
+const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
 const recordKey = (position: SourcePosition): string => `${positionKey(position)}:${position.offset}`;
 
 export class BulkLedger {
   readonly #store: LedgerStore;
+  readonly #now: () => number;
   readonly #entries = new Map<string, LedgerEntry>();
+  readonly #bySubmission = new Map<string, Set<string>>();
   readonly #byRecord = new Map<string, SubmittedTask>();
+  readonly #waiters = new Map<string, (() => void)[]>();
 
-  constructor(store: LedgerStore) {
+  constructor(store: LedgerStore, now: () => number = Date.now) {
     this.#store = store;
+    this.#now = now;
   }
 
   async load(): Promise<void> {
@@ -49,8 +71,8 @@ export class BulkLedger {
   }
 
   /**
-   * Follows the bulks other replicas submit, so that a record moved here by a rebalance
-   * finds the bulk its former owner paid for. Returns the function that stops following.
+   * Follows the submissions other replicas make, so that a record moved here by a rebalance
+   * finds what its former owner paid for. Returns the function that stops following.
    */
   async follow(): Promise<() => Promise<void>> {
     if (!this.#store.follow) return async () => {};
@@ -60,7 +82,7 @@ export class BulkLedger {
     });
   }
 
-  /** Resolves once every bulk recorded anywhere up to now is known here. */
+  /** Resolves once every submission recorded anywhere up to now is known here. */
   async caughtUp(): Promise<void> {
     await this.#store.caughtUp?.();
   }
@@ -73,31 +95,56 @@ export class BulkLedger {
     return this.#byRecord.get(recordKey(position));
   }
 
-  /** Persists the bulk, one entry per input partition, before it is polled; resolves once the store has it durably. */
-  async record(bulk: Omit<LedgerEntry, 'key'>): Promise<void> {
-    const byPartition = new Map<string, LedgerEntry>();
-    for (const task of bulk.tasks) {
-      const partition = positionKey(task.positions[0] as SourcePosition);
-      let entry = byPartition.get(partition);
-      if (!entry) {
-        entry = {
-          key: `${bulk.bulkId}/${partition}`,
-          bulkId: bulk.bulkId,
-          createdAt: bulk.createdAt,
-          tasks: [],
-        };
-        byPartition.set(partition, entry);
-      }
-      entry.tasks.push(task);
-    }
-    const entries = [...byPartition.values()];
-    await this.#store.save(entries);
-    for (const entry of entries) this.#index(entry);
+  /** Records the intent to submit these tasks, before their quota is consumed; again to renew its lease. */
+  async intend(submissionId: string, tasks: LedgerTask[], leaseMs: number): Promise<void> {
+    await this.#save(submissionId, { leaseUntil: this.#now() + leaseMs }, tasks);
   }
 
   /**
-   * Drops entries whose every record lies below the committed positions; returns the ids of
-   * bulks of which no entry is left.
+   * Records the created bulk, before it is polled; resolves once the store has it durably.
+   * Partitions of the intent whose tasks were left out (revoked while quota was awaited) are
+   * removed, so that their new owner stops waiting for them.
+   */
+  async record(submissionId: string, bulkId: string, tasks: LedgerTask[]): Promise<void> {
+    await this.#save(submissionId, { bulkId }, tasks);
+  }
+
+  /** Withdraws an intent whose quota was not consumed (stopping, the quota check failed). */
+  async abandon(submissionId: string): Promise<void> {
+    const keys = [...(this.#bySubmission.get(submissionId) ?? [])];
+    if (keys.length === 0) return;
+    await this.#store.remove(keys);
+    for (const key of keys) this.#forget(key);
+  }
+
+  /**
+   * Resolves when the intent a record was found under is settled for that record: its bulk
+   * recorded, the record left out or the intent withdrawn, or the lease run out without
+   * renewal (its submitter is gone).
+   */
+  async settled(position: SourcePosition, submissionId: string): Promise<void> {
+    for (;;) {
+      const found = this.find(position);
+      if (found?.submissionId !== submissionId || found.bulkId !== undefined) return;
+      const keys = [...(this.#bySubmission.get(submissionId) ?? [])];
+      const leaseUntil = Math.max(...keys.map((key) => this.#entries.get(key)?.leaseUntil ?? 0));
+      const wait = leaseUntil - this.#now();
+      if (wait <= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(wake, wait);
+        const waiters = this.#waiters.get(submissionId) ?? [];
+        this.#waiters.set(submissionId, [...waiters, wake]);
+        function wake() {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+  }
+
+  /**
+   * Drops entries whose every record lies below the committed positions; returns the bulk ids
+   * of submissions of which no entry is left.
    */
   async release(committed: { topic: string; partition: number; offset: number }[]): Promise<string[]> {
     const commits = new Map(committed.map((c) => [positionKey(c), c.offset]));
@@ -108,28 +155,75 @@ export class BulkLedger {
     if (done.length === 0) return [];
     await this.#store.remove(done.map(entryKey));
     for (const entry of done) this.#forget(entryKey(entry));
-    const left = new Set([...this.#entries.values()].map((entry) => entry.bulkId));
-    return [...new Set(done.map((entry) => entry.bulkId))].filter((bulkId) => !left.has(bulkId));
+    return [
+      ...new Set(
+        done
+          .filter((entry) => entry.bulkId !== undefined && !this.#bySubmission.has(submissionOf(entry)))
+          .map((entry) => entry.bulkId as string),
+      ),
+    ];
+  }
+
+  async #save(submissionId: string, state: Pick<LedgerEntry, 'bulkId' | 'leaseUntil'>, tasks: LedgerTask[]) {
+    const byPartition = new Map<string, LedgerEntry>();
+    for (const task of tasks) {
+      const partition = positionKey(task.positions[0] as SourcePosition);
+      const key = `${submissionId}/${partition}`;
+      let entry = byPartition.get(key);
+      if (!entry) {
+        entry = { key, submissionId, ...state, createdAt: this.#now(), tasks: [] };
+        byPartition.set(key, entry);
+      }
+      entry.tasks.push(task);
+    }
+    const entries = [...byPartition.values()];
+    const left = [...(this.#bySubmission.get(submissionId) ?? [])].filter((key) => !byPartition.has(key));
+    await this.#store.save(entries);
+    if (left.length > 0) await this.#store.remove(left);
+    for (const entry of entries) this.#index(entry);
+    for (const key of left) this.#forget(key);
   }
 
   #forget(key: string): void {
     const entry = this.#entries.get(key);
     if (!entry) return;
     this.#entries.delete(key);
-    for (const task of entry.tasks) for (const p of task.positions) this.#byRecord.delete(recordKey(p));
+    const submissionId = submissionOf(entry);
+    const keys = this.#bySubmission.get(submissionId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#bySubmission.delete(submissionId);
+    for (const task of entry.tasks)
+      for (const p of task.positions)
+        if (this.#byRecord.get(recordKey(p))?.submissionId === submissionId)
+          this.#byRecord.delete(recordKey(p));
+    this.#wake(submissionId);
   }
 
   #index(entry: LedgerEntry): void {
-    this.#entries.set(entryKey(entry), entry);
+    const key = entryKey(entry);
+    const submissionId = submissionOf(entry);
+    this.#entries.set(key, entry);
+    const keys = this.#bySubmission.get(submissionId) ?? new Set<string>();
+    keys.add(key);
+    this.#bySubmission.set(submissionId, keys);
     for (const task of entry.tasks) {
       for (const position of task.positions) {
         this.#byRecord.set(recordKey(position), {
-          bulkId: entry.bulkId,
+          submissionId,
+          ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
           taskId: task.taskId,
           hash: task.hash,
         });
       }
     }
+    this.#wake(submissionId);
+  }
+
+  #wake(submissionId: string): void {
+    const waiters = this.#waiters.get(submissionId);
+    if (!waiters) return;
+    this.#waiters.delete(submissionId);
+    for (const wake of waiters) wake();
   }
 }
 

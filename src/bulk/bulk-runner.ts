@@ -42,16 +42,16 @@ export class BulkRunner {
    * Submits the bulk and records it in the ledger; resolves with its id once the ledger has
    * it, so that it is never paid for twice. Read its results with collect().
    */
-  async submit(tasks: BulkTask[]): Promise<string> {
+  async submit(submissionId: string, tasks: BulkTask[]): Promise<string> {
     const { id } = await this.#api.createBulk(
       tasks.map((t) => ({ id: t.taskId, jsonRecord: t.jsonRecord })),
       this.#options.lookup,
     );
-    await this.#ledger.record({
-      bulkId: id,
-      createdAt: Date.now(),
-      tasks: tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions })),
-    });
+    await this.#ledger.record(
+      submissionId,
+      id,
+      tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions })),
+    );
     return id;
   }
 

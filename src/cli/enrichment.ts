@@ -67,6 +67,11 @@ export function createKafka(kafka: Config['kafka']): Kafka {
     ssl,
     ...(kafka.sasl ? { sasl: kafka.sasl as SASLOptions } : {}),
     connectionTimeout: kafka.connectionTimeoutMs,
+    // kafkajs's default gives up after about 10 s; a broker restart or a leader election
+    // takes longer. About 80 s of retries (300 ms doubling, capped at 10 s) ride out such an
+    // outage without failing an output write or crashing the consumer; longer ones end the
+    // process, to be restarted by its supervisor.
+    retry: { initialRetryTime: 300, maxRetryTime: 10_000, retries: 12 },
     logLevel: logLevel.ERROR,
   });
 }
@@ -94,6 +99,8 @@ export function pipelineOptions(config: Config): PipelineOptions {
     },
     storageId: config.storageId,
     commitIntervalMs: 1000,
+    // Longer than one request to the service can take, twice: a live submitter renews well before.
+    submissionLeaseMs: 2 * config.refdata.timeoutMs,
   };
 }
 

@@ -17,6 +17,8 @@ export function logObserver(logger: Logger): PipelineObserver {
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
     committed: (positions) => logger.debug({ positions }, 'committed'),
     commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
+    intentAdopted: (records) =>
+      logger.warn({ records }, 'a submission intent outlived its lease: looked up under the quota it spent'),
     partitionsAssigned: (partitions) => logger.info({ partitions }, 'partitions assigned'),
     partitionsRevoked: (partitions) =>
       logger.info({ partitions }, 'partitions revoked: their work is dropped'),

@@ -1,7 +1,7 @@
 // The bulk ledger in the internal state topic (compacted, key = bulk id and input
 // partition, JSON value, tombstone once every record of the entry is committed).
 import { randomUUID } from 'node:crypto';
-import type { Kafka, Producer } from 'kafkajs';
+import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { readTopicToEnd } from './topic-reader.ts';
 
@@ -41,7 +41,20 @@ export class KafkaLedgerStore implements LedgerStore {
     // so nothing recorded between load() and joining is missed; re-indexing is idempotent.
     const consumer = this.#kafka.consumer({ groupId: `partner-enrich-ledger-${randomUUID()}` });
     await consumer.connect();
-    await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
+    try {
+      await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
+      await this.#run(consumer, changes);
+    } catch (error) {
+      await consumer.disconnect().catch(() => {});
+      throw error;
+    }
+    return () => consumer.disconnect();
+  }
+
+  async #run(
+    consumer: Consumer,
+    changes: { recorded(entry: LedgerEntry): void; removed(key: string): void },
+  ): Promise<void> {
     await consumer.run({
       autoCommit: false,
       eachMessage: async ({ message, partition }) => {
@@ -53,7 +66,6 @@ export class KafkaLedgerStore implements LedgerStore {
         this.#followed.set(partition, BigInt(message.offset) + 1n);
       },
     });
-    return () => consumer.disconnect();
   }
 
   /**

@@ -3,9 +3,10 @@
 // its bulk; the rest is batched, paid for through the quota gate, submitted, settled into
 // outputs or retried. Work whose partition was revoked is dropped wherever it is met, so
 // the former owner pays for nothing its successor reads again.
+import { randomUUID } from 'node:crypto';
 import pLimit from 'p-limit';
 import type { BulkTaskResult } from '../bulk/bulk-api.ts';
-import type { BulkLedger } from '../bulk/bulk-ledger.ts';
+import type { BulkLedger, LedgerTask } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { BulkError } from '../bulk/errors.ts';
 import type { PartnerEnrichError } from '../errors.ts';
@@ -28,7 +29,7 @@ import {
 } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
 import type { PipelineObserver } from './ports.ts';
-import type { PartnerWork } from './records.ts';
+import type { PartnerWork, SubmittedTask } from './records.ts';
 
 export interface LookupOptions {
   maxTasks: number;
@@ -37,6 +38,8 @@ export interface LookupOptions {
   skipUnchanged: boolean;
   retry: BackoffOptions & { maxAttempts: number };
   thresholds: Thresholds;
+  /** How long an intent stands unrenewed before another member takes it for abandoned. */
+  submissionLeaseMs: number;
 }
 
 export interface LookupParts {
@@ -52,6 +55,12 @@ export interface LookupParts {
   /** The work's records are finished: their outputs are durable. */
   finished(work: PartnerWork): void;
 }
+
+const ledgerTask = (work: PartnerWork): LedgerTask => ({
+  taskId: work.id,
+  hash: work.hash as string,
+  positions: work.records.map((r) => r.input.position),
+});
 
 const partitionOf = (work: PartnerWork) => (work.records[0] as PartnerWork['records'][number]).input.position;
 
@@ -158,7 +167,7 @@ export class LookupCoordinator {
       return this.#write(work, deleteOutputs(work, previous, context), () => storage.delete(work.partnerId));
     }
     if (work.resumeFrom) {
-      void this.#resume(work, work.resumeFrom.bulkId, work.resumeFrom.taskId);
+      void this.#resume(work, work.resumeFrom);
       return;
     }
     if (
@@ -196,59 +205,101 @@ export class LookupCoordinator {
   /**
    * Pays for and submits the batch's live work; resolves with the bulk id once the ledger has
    * it, or undefined when nothing was left to pay for. Waits while the group rebalances, and
-   * leaves out work whose partition was revoked or whose bulk another member recorded in the
-   * meantime (it resumes that bulk instead).
+   * leaves out work whose partition was revoked or that another member submitted meanwhile
+   * (it resumes that submission instead). The intent is recorded before the quota is consumed
+   * and renewed while the quota is awaited, so that neither a kill nor a rebalance in between
+   * makes anyone pay for the same records again.
    */
   async #submit(batch: PartnerWork[], paying: (works: PartnerWork[]) => void): Promise<string | undefined> {
     await this.#hold?.promise;
-    let works: PartnerWork[] = [];
-    const needed = () => {
-      // Work found in the ledger meanwhile resumes that bulk and leaves this batch.
-      for (const work of [...batch]) if (this.#recorded(work)) batch.splice(batch.indexOf(work), 1);
-      works = batch.filter((work) => this.#owned(work));
-      return works.length;
-    };
-    if (this.#parts.quota) await this.#parts.quota.acquire(needed);
-    else needed();
+    for (const work of [...batch]) if (this.#recorded(work)) batch.splice(batch.indexOf(work), 1);
+    let works = batch.filter((work) => this.#owned(work));
+    if (works.length === 0) return undefined;
+    const { ledger, quota } = this.#parts;
+    const submissionId = randomUUID();
+    const leaseMs = this.#options.submissionLeaseMs;
+    await ledger.intend(submissionId, works.map(ledgerTask), leaseMs);
+    const renewal = setInterval(
+      () => void ledger.intend(submissionId, works.map(ledgerTask), leaseMs).catch(() => {}),
+      leaseMs / 3,
+    );
+    try {
+      const unpaid = () =>
+        (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
+      if (quota) await quota.acquire(unpaid);
+      else unpaid();
+    } catch (error) {
+      clearInterval(renewal);
+      await ledger.abandon(submissionId).catch(() => {});
+      throw error;
+    }
+    clearInterval(renewal);
     // Paid for is submitted, also while stopping (stop waits for it): quota spent on a bulk
     // that is never created would be paid again after the restart.
-    if (works.length === 0) return undefined;
+    if (works.length === 0) {
+      await ledger.abandon(submissionId);
+      return undefined;
+    }
     for (const work of works) work.attempts += 1;
     paying(works);
     this.#parts.observer.bulkSubmitted?.(works.length);
-    return this.#parts.runner.submit(
-      works.map((work) => ({
-        taskId: work.id,
-        jsonRecord: work.jsonRecord as JsonRecord,
-        hash: work.hash as string,
-        positions: work.records.map((r) => r.input.position),
-      })),
-    );
+    try {
+      return await this.#parts.runner.submit(
+        submissionId,
+        works.map((work) => ({ ...ledgerTask(work), jsonRecord: work.jsonRecord as JsonRecord })),
+      );
+    } catch (error) {
+      await ledger.abandon(submissionId).catch(() => {});
+      throw error;
+    }
   }
 
-  /** Another member recorded a bulk for this content after it was read: resume that one. */
+  /** Someone submitted this content after it was read (or is about to): follow that submission. */
   #recorded(work: PartnerWork): boolean {
     // Work that was looked up or resumed before knows its bulk already; its retry is a new lookup.
-    if (work.attempts > 0) return false;
+    if (work.attempts > 0 || work.prepaid) return false;
     for (const { input } of work.records) {
       const submitted = this.#parts.ledger.find(input.position);
       if (submitted && submitted.hash === work.hash) {
-        void this.#resume(work, submitted.bulkId, submitted.taskId);
+        void this.#resume(work, submitted);
         return true;
       }
     }
     return false;
   }
 
-  async #resume(work: PartnerWork, bulkId: string, taskId: string): Promise<void> {
+  /**
+   * Reads the results of a submission made before (by an earlier run or another member). An
+   * intent is waited for first: until its bulk is recorded, it is withdrawn (look up anew), or
+   * its lease ran out (its submitter died after paying, perhaps: look up without paying again).
+   */
+  async #resume(work: PartnerWork, submitted: SubmittedTask): Promise<void> {
     delete work.resumeFrom;
     work.state = 'submitted';
+    let { bulkId } = submitted;
+    if (bulkId === undefined) {
+      const { position } = (work.records[0] as PartnerWork['records'][number]).input;
+      await this.#parts.ledger.settled(position, submitted.submissionId);
+      if (this.#stopped || !this.#owned(work)) return;
+      const now = this.#parts.ledger.find(position);
+      if (now?.submissionId !== submitted.submissionId) {
+        this.#batcher.add(work);
+        return;
+      }
+      if (now.bulkId === undefined) {
+        this.#parts.observer.intentAdopted?.(work.records.length);
+        work.prepaid = true;
+        this.#batcher.add(work);
+        return;
+      }
+      bulkId = now.bulkId;
+    }
     // Reading an earlier run's bulk counts as an attempt: a FAILED task in it, or a bulk the
     // service no longer knows, is retried as a new lookup within the same budget.
     work.attempts += 1;
     try {
       const results = await this.#parts.runner.resume(bulkId);
-      this.#settle(work, bulkId, results.get(taskId));
+      this.#settle(work, bulkId, results.get(submitted.taskId));
     } catch (error) {
       // The earlier bulk cannot be read (expired, failed): look the partner up anew.
       this.#retryOrFail(work, asPipelineError(error));

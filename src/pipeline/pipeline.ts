@@ -41,6 +41,8 @@ export interface PipelineOptions {
   storageId: string;
   /** How often watermark moves are committed to the source. */
   commitIntervalMs: number;
+  /** How long a submission intent stands unrenewed before another member takes it for abandoned. */
+  submissionLeaseMs: number;
 }
 
 export interface PipelineParts {

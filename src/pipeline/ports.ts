@@ -63,6 +63,8 @@ export interface PipelineObserver {
   committed?(positions: Committable[]): void;
   /** A commit (or a ledger release after it) failed; it is tried again at the next interval. */
   commitFailed?(reason: string): void;
+  /** Records under an intent whose submitter died are looked up without paying again. */
+  intentAdopted?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;
   partitionsRevoked?(partitions: PartitionRef[]): void;
 }
@@ -80,6 +82,7 @@ const OBSERVER_EVENTS = [
   'quotaUsed',
   'committed',
   'commitFailed',
+  'intentAdopted',
   'partitionsAssigned',
   'partitionsRevoked',
 ] as const satisfies readonly (keyof PipelineObserver)[];

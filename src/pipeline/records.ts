@@ -26,9 +26,11 @@ export interface AcceptedRecord {
   partner?: PartnerRecord;
 }
 
-/** Where an earlier run already submitted this record, so it is not paid for twice. */
+/** Where this record was already submitted (or is about to be), so it is not paid for twice. */
 export interface SubmittedTask {
-  bulkId: string;
+  submissionId: string;
+  /** Absent while the submission is an intent: its bulk is not created yet. */
+  bulkId?: string;
   taskId: string;
   hash: string;
 }
@@ -52,6 +54,8 @@ export interface PartnerWork {
   /** Lookup attempts made so far (bulk failures and FAILED tasks). */
   attempts: number;
   resumeFrom?: SubmittedTask;
+  /** Its quota was consumed by a submitter that died before creating the bulk: not paid again. */
+  prepaid?: boolean;
 }
 
 export const positionKey = (position: SourcePosition): string => `${position.topic}:${position.partition}`;

@@ -140,6 +140,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         thresholds: { fullMatch: 0.8, maybeMatch: 0.6 },
         storageId: 'test',
         commitIntervalMs: 10,
+        submissionLeaseMs: 10_000,
       },
     );
     return { enrichment, source, sink };
