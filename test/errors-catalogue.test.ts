@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BULK_ERROR_CODES } from '../src/bulk/errors.ts';
 import { CONFIG_ERROR_CODES } from '../src/config/index.ts';
-import { SINK_ERROR_CODES } from '../src/kafka/errors.ts';
+import { KAFKA_ERROR_CODES, SINK_ERROR_CODES } from '../src/kafka/errors.ts';
 import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
 import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
 import { REFDATA_ERROR_CODES } from '../src/refdata/index.ts';
@@ -18,6 +18,7 @@ const CODES = [
   ...MAPPING_ERROR_CODES,
   ...BULK_ERROR_CODES,
   ...SINK_ERROR_CODES,
+  ...KAFKA_ERROR_CODES,
   ...PIPELINE_ERROR_CODES,
   ...REFDATA_ERROR_CODES,
   ...SANDBOX_ERROR_CODES,

@@ -47,12 +47,19 @@ export class BulkRunner {
       tasks.map((t) => ({ id: t.taskId, jsonRecord: t.jsonRecord })),
       this.#options.lookup,
     );
-    await this.#ledger.record(
-      submissionId,
-      id,
-      tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions })),
-    );
-    return id;
+    const recorded = tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions }));
+    // The bulk exists and is paid for: its record is written, however long the state topic
+    // takes to come back, rather than the bulk being submitted (and paid for) again.
+    const sleep = this.#options.sleep ?? defaultSleep;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.#ledger.record(submissionId, id, recorded);
+        return id;
+      } catch (error) {
+        if (this.#closed) throw error;
+        await sleep(backoffDelay(attempt, this.#options.polling));
+      }
+    }
   }
 
   /** Stops polling: collect() ends with BULK_ABANDONED at its next poll. */

@@ -10,6 +10,7 @@ import type { Config } from '../config/index.ts';
 import { NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
 import { registerTopicEncoder } from '../kafka/avro-encoder.ts';
+import { probeBrokers } from '../kafka/broker-probe.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
 import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
@@ -51,7 +52,7 @@ const pem = (value: string | undefined): string | undefined =>
       ? readFileSync(value, 'utf8')
       : value;
 
-export function createKafka(kafka: Config['kafka']): Kafka {
+export function kafkaClientConfig(kafka: Config['kafka']): KafkaConfig {
   const ssl: KafkaConfig['ssl'] =
     typeof kafka.ssl === 'boolean'
       ? kafka.ssl
@@ -61,7 +62,7 @@ export function createKafka(kafka: Config['kafka']): Kafka {
           ...(kafka.ssl.cert ? { cert: pem(kafka.ssl.cert) as string } : {}),
           ...(kafka.ssl.key ? { key: pem(kafka.ssl.key) as string } : {}),
         };
-  return new Kafka({
+  return {
     clientId: kafka.clientId,
     brokers: kafka.brokers,
     ssl,
@@ -73,8 +74,10 @@ export function createKafka(kafka: Config['kafka']): Kafka {
     // process, to be restarted by its supervisor.
     retry: { initialRetryTime: 300, maxRetryTime: 10_000, retries: 12 },
     logLevel: logLevel.ERROR,
-  });
+  };
 }
+
+export const createKafka = (kafka: Config['kafka']): Kafka => new Kafka(kafkaClientConfig(kafka));
 
 export function createSchemaRegistry(registry: Config['schemaRegistry']): SchemaRegistry {
   return new SchemaRegistry({
@@ -220,6 +223,7 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
 
 /** Kafka at both ends, Avro through the schema registry, state in the internal topic. */
 export async function createKafkaEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
+  await probeBrokers(kafkaClientConfig(config.kafka));
   const kafka = createKafka(config.kafka);
   const registry = createSchemaRegistry(config.schemaRegistry);
   const { topics } = config;

@@ -15,3 +15,16 @@ export class SinkError extends PartnerEnrichError<SinkErrorCode> {
     super(code, message, { ...options, canRetry: false });
   }
 }
+
+export const KAFKA_ERROR_CODES = [
+  /** At start: no broker of `kafka.brokers` answered; `run` exits non-zero for its supervisor to retry. */
+  'KAFKA_UNAVAILABLE',
+] as const;
+
+export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];
+
+export class KafkaError extends PartnerEnrichError<KafkaErrorCode> {
+  constructor(code: KafkaErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, { ...options, canRetry: true });
+  }
+}

@@ -175,8 +175,13 @@ export class Intake {
     const lookup = work(partner.partnerId, 'lookup', input, epoch, partner);
     lookup.jsonRecord = jsonRecord;
     lookup.hash = contentHash(jsonRecord);
+    // A Kafka position never changes content: a record found in a submission was part of it,
+    // perhaps coalesced into a newer version's task, whose content (hash) the lookup was for.
     const submitted = this.#parts.ledger.find(input.position);
-    if (submitted && submitted.hash === lookup.hash) lookup.resumeFrom = submitted;
+    if (submitted) {
+      lookup.resumeFrom = submitted;
+      lookup.hash = submitted.hash;
+    }
     this.#parts.schedule(lookup);
   }
 

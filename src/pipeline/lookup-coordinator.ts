@@ -185,19 +185,29 @@ export class LookupCoordinator {
   async #lookup(batch: PartnerWork[]): Promise<void> {
     let started: number | undefined;
     let works: PartnerWork[] = [];
+    let submissionId: string | undefined;
+    let bulkId: string | undefined;
     try {
-      const submitted = await this.#submit(batch, (paidFor) => {
+      bulkId = await this.#submit(batch, (paidFor, id) => {
         works = paidFor;
+        submissionId = id;
         started = Date.now();
       });
-      if (!submitted) return;
-      const results = await this.#parts.runner.collect(submitted);
-      this.#parts.observer.bulkFinished?.(submitted, works.length, Date.now() - (started ?? Date.now()));
-      for (const work of works) this.#settle(work, submitted, results.get(work.id));
+      if (!bulkId) return;
+      const results = await this.#parts.runner.collect(bulkId);
+      this.#parts.observer.bulkFinished?.(bulkId, works.length, Date.now() - (started ?? Date.now()));
+      for (const work of works) this.#settle(work, bulkId, results.get(work.id));
     } catch (error) {
       const failure = asPipelineError(error);
       if (started !== undefined)
         this.#parts.observer.bulkFailed?.(works.length, failure.code, Date.now() - started);
+      if (bulkId && submissionId && failure.canRetry && failure.code !== 'BULK_FAILED') {
+        // Created and paid for: its results are read again later, it is never submitted again.
+        const created = { submissionId, bulkId };
+        for (const work of works)
+          this.#retryOrFail(work, failure, { ...created, taskId: work.id, hash: work.hash as string });
+        return;
+      }
       for (const work of works.length > 0 ? works : batch) this.#retryOrFail(work, failure);
     }
   }
@@ -210,7 +220,10 @@ export class LookupCoordinator {
    * and renewed while the quota is awaited, so that neither a kill nor a rebalance in between
    * makes anyone pay for the same records again.
    */
-  async #submit(batch: PartnerWork[], paying: (works: PartnerWork[]) => void): Promise<string | undefined> {
+  async #submit(
+    batch: PartnerWork[],
+    paying: (works: PartnerWork[], submissionId: string) => void,
+  ): Promise<string | undefined> {
     await this.#hold?.promise;
     for (const work of [...batch]) if (this.#recorded(work)) batch.splice(batch.indexOf(work), 1);
     let works = batch.filter((work) => this.#owned(work));
@@ -241,7 +254,7 @@ export class LookupCoordinator {
       return undefined;
     }
     for (const work of works) work.attempts += 1;
-    paying(works);
+    paying(works, submissionId);
     this.#parts.observer.bulkSubmitted?.(works.length);
     try {
       return await this.#parts.runner.submit(
@@ -301,8 +314,16 @@ export class LookupCoordinator {
       const results = await this.#parts.runner.resume(bulkId);
       this.#settle(work, bulkId, results.get(submitted.taskId));
     } catch (error) {
-      // The earlier bulk cannot be read (expired, failed): look the partner up anew.
-      this.#retryOrFail(work, asPipelineError(error));
+      const failure = asPipelineError(error);
+      if (failure.code === 'REFDATA_NOT_FOUND') {
+        // The service no longer knows the bulk (it was restarted, or the bulk expired): the
+        // one lookup that costs again, counted.
+        this.#parts.observer.resumedBulkGone?.(work.records.length);
+        if (this.#owned(work)) this.#batcher.add(work);
+        return;
+      }
+      const again = failure.code === 'BULK_FAILED' ? undefined : { ...submitted, bulkId };
+      this.#retryOrFail(work, failure, again);
     }
   }
 
@@ -339,7 +360,11 @@ export class LookupCoordinator {
     this.#write(work, messages, () => storage.set(work.partnerId, stored));
   }
 
-  #retryOrFail(work: PartnerWork, error: PartnerEnrichError): void {
+  /**
+   * Tries the work again after a backoff, within the attempt budget: as a new lookup, or,
+   * when its bulk was created and only reading it failed, by reading that bulk again.
+   */
+  #retryOrFail(work: PartnerWork, error: PartnerEnrichError, created?: SubmittedTask): void {
     if (this.#stopped || !this.#owned(work)) return;
     if (!error.canRetry || work.attempts >= this.#options.retry.maxAttempts)
       return this.#failForGood(work, error);
@@ -348,7 +373,9 @@ export class LookupCoordinator {
     const timer = setTimeout(
       () => {
         this.#retryTimers.delete(timer);
-        if (this.#owned(work)) this.#batcher.add(work);
+        if (!this.#owned(work)) return;
+        if (created) void this.#resume(work, created);
+        else this.#batcher.add(work);
       },
       backoffDelay(work.attempts, this.#options.retry),
     );

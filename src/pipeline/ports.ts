@@ -65,6 +65,8 @@ export interface PipelineObserver {
   commitFailed?(reason: string): void;
   /** Records under an intent whose submitter died are looked up without paying again. */
   intentAdopted?(records: number): void;
+  /** Records whose earlier bulk the service no longer knows are looked up anew. */
+  resumedBulkGone?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;
   partitionsRevoked?(partitions: PartitionRef[]): void;
 }
@@ -83,6 +85,7 @@ const OBSERVER_EVENTS = [
   'committed',
   'commitFailed',
   'intentAdopted',
+  'resumedBulkGone',
   'partitionsAssigned',
   'partitionsRevoked',
 ] as const satisfies readonly (keyof PipelineObserver)[];
