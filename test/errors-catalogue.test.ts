@@ -6,6 +6,7 @@ import { CONFIG_ERROR_CODES } from '../src/config/index.ts';
 import { KAFKA_ERROR_CODES, SINK_ERROR_CODES } from '../src/kafka/errors.ts';
 import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
 import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
+import { QUOTA_ERROR_CODES } from '../src/quota/errors.ts';
 import { REFDATA_ERROR_CODES } from '../src/refdata/index.ts';
 import { SANDBOX_DATASET_ERROR_CODES } from '../src/sandbox/dataset/errors.ts';
 import { SANDBOX_ERROR_CODES, SANDBOX_HTTP_ERROR_CODES } from '../src/sandbox/index.ts';
@@ -20,6 +21,7 @@ const CODES = [
   ...SINK_ERROR_CODES,
   ...KAFKA_ERROR_CODES,
   ...PIPELINE_ERROR_CODES,
+  ...QUOTA_ERROR_CODES,
   ...REFDATA_ERROR_CODES,
   ...SANDBOX_ERROR_CODES,
   ...SANDBOX_HTTP_ERROR_CODES,

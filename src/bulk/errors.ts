@@ -9,12 +9,14 @@ export const BULK_ERROR_CODES = [
   'BULK_TASK_MISSING',
   /** The pipeline stopped while the bulk was polled; it stays in the ledger and is resumed on restart. */
   'BULK_ABANDONED',
+  /** The service answered a bulk creation without a bulk id: nothing to poll; not retried. */
+  'BULK_CREATED_WITHOUT_ID',
 ] as const;
 
 export type BulkErrorCode = (typeof BULK_ERROR_CODES)[number];
 
 export class BulkError extends PartnerEnrichError<BulkErrorCode> {
   constructor(code: BulkErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, { ...options, canRetry: true });
+    super(code, message, { ...options, canRetry: code !== 'BULK_CREATED_WITHOUT_ID' });
   }
 }

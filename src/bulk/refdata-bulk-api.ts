@@ -1,6 +1,7 @@
 // The bulk runner's view of the reference data client (v4 bulk lookup create and read).
 import type { RefDataClient, Schemas } from '../refdata/index.ts';
 import type { BulkLookupApi, BulkPage, BulkTaskResult } from './bulk-api.ts';
+import { BulkError } from './errors.ts';
 
 type BulkLookup = Schemas['BulkLookup'];
 type BulkLookupResult = Schemas['BulkLookupResult'];
@@ -55,7 +56,7 @@ export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
           tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
         },
       });
-      if (!bulk.id) throw new Error('bulk lookup created without an id');
+      if (!bulk.id) throw new BulkError('BULK_CREATED_WITHOUT_ID', 'bulk lookup created without an id');
       return { id: bulk.id };
     },
     async readBulk(id, { limit, startAfter }) {

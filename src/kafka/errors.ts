@@ -19,12 +19,17 @@ export class SinkError extends PartnerEnrichError<SinkErrorCode> {
 export const KAFKA_ERROR_CODES = [
   /** At start: no broker of `kafka.brokers` answered; `run` exits non-zero for its supervisor to retry. */
   'KAFKA_UNAVAILABLE',
+  /**
+   * The internal state topic (bulk ledger) could not be written within the client's retries:
+   * the pipeline stops without committing, records are read again after a restart.
+   */
+  'STATE_WRITE_FAILED',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];
 
 export class KafkaError extends PartnerEnrichError<KafkaErrorCode> {
   constructor(code: KafkaErrorCode, message: string, options?: ErrorOptions) {
-    super(code, message, { ...options, canRetry: true });
+    super(code, message, { ...options, canRetry: code === 'KAFKA_UNAVAILABLE' });
   }
 }

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
+import { KafkaError } from './errors.ts';
 import { readTopicToEnd } from './topic-reader.ts';
 
 export class KafkaLedgerStore implements LedgerStore {
@@ -96,19 +97,33 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   async save(entries: LedgerEntry[]): Promise<void> {
-    await this.#producer.send({
-      topic: this.#topic,
-      acks: -1,
-      messages: entries.map((entry) => ({ key: entry.key ?? entry.bulkId, value: JSON.stringify(entry) })),
-    });
+    await this.#write(() =>
+      this.#producer.send({
+        topic: this.#topic,
+        acks: -1,
+        messages: entries.map((entry) => ({ key: entry.key ?? entry.bulkId, value: JSON.stringify(entry) })),
+      }),
+    );
   }
 
   async remove(keys: string[]): Promise<void> {
-    await this.#producer.send({
-      topic: this.#topic,
-      acks: -1,
-      messages: keys.map((key) => ({ key, value: null })),
-    });
+    await this.#write(() =>
+      this.#producer.send({
+        topic: this.#topic,
+        acks: -1,
+        messages: keys.map((key) => ({ key, value: null })),
+      }),
+    );
+  }
+
+  async #write(send: () => Promise<unknown>): Promise<void> {
+    try {
+      await send();
+    } catch (error) {
+      throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
   }
 
   async close(): Promise<void> {

@@ -1,12 +1,12 @@
-import { PartnerEnrichError, isPartnerEnrichError } from '../errors.ts';
+import { PartnerEnrichError } from '../errors.ts';
 
 export const PIPELINE_ERROR_CODES = [
   /** Outputs could not be written; the pipeline stops without committing, records are read again. */
   'PIPELINE_OUTPUT_FAILED',
   /** The input consumer failed for good; the pipeline stops without committing, records are read again. */
   'PIPELINE_SOURCE_FAILED',
-  /** A failure without a code of its own (a socket reset, DNS): treated as a transport error, retried. */
-  'TRANSPORT_ERROR',
+  /** An error without a code of the product's: a bug; the pipeline stops, records are read again after a restart. */
+  'PIPELINE_UNEXPECTED_ERROR',
   /** The service reported a task FAILED; retried up to the attempt budget. */
   'TASK_FAILED',
   /** The service rejected a task's input; not retried. */
@@ -19,11 +19,20 @@ export type PipelineErrorCode = (typeof PIPELINE_ERROR_CODES)[number];
 
 export class PipelineError extends PartnerEnrichError<PipelineErrorCode> {}
 
-export function asPipelineError(error: unknown): PartnerEnrichError {
-  if (isPartnerEnrichError(error)) return error;
-  // Unknown failures (sockets reset, DNS) are transport errors: worth another try.
-  return new PipelineError('TRANSPORT_ERROR', (error as Error)?.message ?? String(error), {
-    cause: error,
-    canRetry: true,
-  });
-}
+/**
+ * The reference data service (or the way to it) is away or overloaded: 5xx, connection
+ * failures, time-outs, 429, a bulk that does not finish in time. Waited out, never a reason
+ * to fail a record; the client has already retried what was safe to retry.
+ */
+const SERVICE_FAULTS = new Set([
+  'REFDATA_SERVER_ERROR',
+  'REFDATA_NETWORK_ERROR',
+  'REFDATA_TIMEOUT',
+  'REFDATA_RATE_LIMITED',
+  'BULK_POLL_TIMEOUT',
+]);
+
+export const isServiceFault = (error: PartnerEnrichError): boolean => SERVICE_FAULTS.has(error.code);
+
+/** Failures of the pipeline's own state: no record is to blame, the process stops. */
+export const isFatal = (error: PartnerEnrichError): boolean => error.code === 'STATE_WRITE_FAILED';

@@ -12,7 +12,6 @@ import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { CommitWatermark } from './commit-watermark.ts';
-import { asPipelineError } from './errors.ts';
 import type { FlowControl } from './flow-control.ts';
 import type { FailureStage } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
@@ -35,6 +34,8 @@ export interface IntakeParts {
   observer: PipelineObserver;
   /** Work ready for per-key scheduling. */
   schedule(work: PartnerWork): void;
+  /** A failure the pipeline cannot go on after (a bug: an error without a code of ours). */
+  fail(error: Error): void;
   /** A record that cannot become work: dead-letter it. */
   reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void;
 }
@@ -163,14 +164,14 @@ export class Intake {
       partner = await this.#decode(input.value, intake, epoch);
     } catch (error) {
       if (!this.#current(intake, epoch)) return;
-      return this.#parts.reject(input, 'decode', asPipelineError(error), epoch);
+      return this.#reject(input, 'decode', error, epoch);
     }
     if (!this.#current(intake, epoch)) return;
     let jsonRecord: JsonRecord;
     try {
       jsonRecord = this.#parts.toTask(partner);
     } catch (error) {
-      return this.#parts.reject(input, 'mapping', asPipelineError(error), epoch);
+      return this.#reject(input, 'mapping', error, epoch);
     }
     const lookup = work(partner.partnerId, 'lookup', input, epoch, partner);
     lookup.jsonRecord = jsonRecord;
@@ -183,6 +184,12 @@ export class Intake {
       lookup.hash = submitted.hash;
     }
     this.#parts.schedule(lookup);
+  }
+
+  /** A coded failure dead-letters the record; anything else is a bug and fails the pipeline. */
+  #reject(input: InputRecord, stage: FailureStage, error: unknown, epoch: number): void {
+    if (isPartnerEnrichError(error)) this.#parts.reject(input, stage, error, epoch);
+    else this.#parts.fail(error as Error);
   }
 
   /**

@@ -9,12 +9,12 @@ import type { BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { BulkLedger, LedgerTask } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { BulkError } from '../bulk/errors.ts';
-import type { PartnerEnrichError } from '../errors.ts';
+import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import { Batcher } from './batcher.ts';
-import { PipelineError, asPipelineError } from './errors.ts';
+import { PipelineError, isFatal, isServiceFault } from './errors.ts';
 import { KeyScheduler } from './key-scheduler.ts';
 import type { OutputWriter } from './output-writer.ts';
 import {
@@ -54,7 +54,11 @@ export interface LookupParts {
   context: EmitContext;
   /** The work's records are finished: their outputs are durable. */
   finished(work: PartnerWork): void;
+  /** A failure the pipeline cannot go on after (a bug: an error without a code of ours). */
+  fail(error: Error): void;
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const ledgerTask = (work: PartnerWork): LedgerTask => ({
   taskId: work.id,
@@ -198,7 +202,8 @@ export class LookupCoordinator {
       this.#parts.observer.bulkFinished?.(bulkId, works.length, Date.now() - (started ?? Date.now()));
       for (const work of works) this.#settle(work, bulkId, results.get(work.id));
     } catch (error) {
-      const failure = asPipelineError(error);
+      const failure = this.#known(error);
+      if (!failure) return;
       if (started !== undefined)
         this.#parts.observer.bulkFailed?.(works.length, failure.code, Date.now() - started);
       if (bulkId && submissionId && failure.canRetry && failure.code !== 'BULK_FAILED') {
@@ -217,8 +222,11 @@ export class LookupCoordinator {
    * it, or undefined when nothing was left to pay for. Waits while the group rebalances, and
    * leaves out work whose partition was revoked or that another member submitted meanwhile
    * (it resumes that submission instead). The intent is recorded before the quota is consumed
-   * and renewed while the quota is awaited, so that neither a kill nor a rebalance in between
-   * makes anyone pay for the same records again.
+   * and renewed until the bulk is recorded, so that neither a kill nor a rebalance in between
+   * makes anyone pay for the same records again. When the quota grants less than the batch
+   * needs (a window smaller than a bulk), the bulk is cut to what was granted and the rest
+   * waits for the next one. A create that fails for a transient reason is tried again under
+   * the quota already consumed for it.
    */
   async #submit(
     batch: PartnerWork[],
@@ -228,43 +236,71 @@ export class LookupCoordinator {
     for (const work of [...batch]) if (this.#recorded(work)) batch.splice(batch.indexOf(work), 1);
     let works = batch.filter((work) => this.#owned(work));
     if (works.length === 0) return undefined;
-    const { ledger, quota } = this.#parts;
+    const { ledger, quota, runner, observer } = this.#parts;
     const submissionId = randomUUID();
     const leaseMs = this.#options.submissionLeaseMs;
-    await ledger.intend(submissionId, works.map(ledgerTask), leaseMs);
-    const renewal = setInterval(
-      () => void ledger.intend(submissionId, works.map(ledgerTask), leaseMs).catch(() => {}),
-      leaseMs / 3,
-    );
+    const intend = () => ledger.intend(submissionId, works.map(ledgerTask), leaseMs);
+    await intend();
+    const renewal = setInterval(() => void intend().catch(() => {}), leaseMs / 3);
     try {
-      const unpaid = () =>
-        (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
-      if (quota) await quota.acquire(unpaid);
-      else unpaid();
-    } catch (error) {
+      let granted: number;
+      try {
+        const unpaid = () =>
+          (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
+        granted = quota ? await quota.acquire(unpaid) : unpaid();
+      } catch (error) {
+        await ledger.abandon(submissionId).catch(() => {});
+        throw error;
+      }
+      works = this.#cutToGranted(works, granted);
+      // Paid for is submitted, also while stopping (stop waits for it): quota spent on a bulk
+      // that is never created would be paid again after the restart.
+      if (works.length === 0) {
+        await ledger.abandon(submissionId);
+        return undefined;
+      }
+      for (const work of works) {
+        work.attempts += 1;
+        work.prepaid = true;
+      }
+      paying(works, submissionId);
+      observer.bulkSubmitted?.(works.length);
+      const tasks = works.map((work) => ({ ...ledgerTask(work), jsonRecord: work.jsonRecord as JsonRecord }));
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const bulkId = await runner.submit(submissionId, tasks);
+          // The quota paid for this bulk is used up; a retry after a FAILED task pays anew.
+          for (const work of works) work.prepaid = false;
+          return bulkId;
+        } catch (error) {
+          const failure = this.#known(error);
+          if (!failure || !isServiceFault(failure) || this.#stopped) throw error;
+          observer.retry?.(failure.code, attempt);
+          await sleep(backoffDelay(attempt, this.#options.retry));
+        }
+      }
+    } finally {
       clearInterval(renewal);
-      await ledger.abandon(submissionId).catch(() => {});
-      throw error;
     }
-    clearInterval(renewal);
-    // Paid for is submitted, also while stopping (stop waits for it): quota spent on a bulk
-    // that is never created would be paid again after the restart.
-    if (works.length === 0) {
-      await ledger.abandon(submissionId);
-      return undefined;
-    }
-    for (const work of works) work.attempts += 1;
-    paying(works, submissionId);
-    this.#parts.observer.bulkSubmitted?.(works.length);
-    try {
-      return await this.#parts.runner.submit(
-        submissionId,
-        works.map((work) => ({ ...ledgerTask(work), jsonRecord: work.jsonRecord as JsonRecord })),
-      );
-    } catch (error) {
-      await ledger.abandon(submissionId).catch(() => {});
-      throw error;
-    }
+  }
+
+  /** Keeps what the quota granted (work paid before first); the rest waits for the next bulk. */
+  #cutToGranted(works: PartnerWork[], granted: number): PartnerWork[] {
+    const prepaid = works.filter((work) => work.prepaid);
+    const unpaid = works.filter((work) => !work.prepaid);
+    for (const work of unpaid.slice(granted)) this.#batcher.add(work);
+    return [...prepaid, ...unpaid.slice(0, granted)];
+  }
+
+  /**
+   * A failure with a code of the product's that a record can be retried or dead-lettered for.
+   * Anything else (a bug, the state topic gone for good) fails the pipeline: nothing is
+   * committed, the records are read again after a restart.
+   */
+  #known(error: unknown): PartnerEnrichError | undefined {
+    if (isPartnerEnrichError(error) && !isFatal(error)) return error;
+    this.#parts.fail(error as Error);
+    return undefined;
   }
 
   /** Someone submitted this content after it was read (or is about to): follow that submission. */
@@ -314,7 +350,8 @@ export class LookupCoordinator {
       const results = await this.#parts.runner.resume(bulkId);
       this.#settle(work, bulkId, results.get(submitted.taskId));
     } catch (error) {
-      const failure = asPipelineError(error);
+      const failure = this.#known(error);
+      if (!failure) return;
       if (failure.code === 'REFDATA_NOT_FOUND') {
         // The service no longer knows the bulk (it was restarted, or the bulk expired): the
         // one lookup that costs again, counted.
@@ -366,8 +403,14 @@ export class LookupCoordinator {
    */
   #retryOrFail(work: PartnerWork, error: PartnerEnrichError, created?: SubmittedTask): void {
     if (this.#stopped || !this.#owned(work)) return;
-    if (!error.canRetry || work.attempts >= this.#options.retry.maxAttempts)
-      return this.#failForGood(work, error);
+    // The service being away (5xx, resets, time-outs, 429) is waited out, whatever it takes:
+    // only answers about the task itself (FAILED, a failed bulk) spend the record's budget.
+    const fault = isServiceFault(error);
+    if (!fault) {
+      work.failures = (work.failures ?? 0) + 1;
+      if (!error.canRetry || work.failures >= this.#options.retry.maxAttempts)
+        return this.#failForGood(work, error);
+    }
     this.#parts.observer.retry?.(error.code, work.attempts);
     work.state = 'scheduled';
     const timer = setTimeout(
@@ -377,7 +420,7 @@ export class LookupCoordinator {
         if (created) void this.#resume(work, created);
         else this.#batcher.add(work);
       },
-      backoffDelay(work.attempts, this.#options.retry),
+      backoffDelay(Math.max(1, work.attempts), this.#options.retry),
     );
     this.#retryTimers.add(timer);
   }

@@ -7,7 +7,7 @@
 // wires the stages and follows the source's partition ownership and the pipeline's life.
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
-import type { PartnerEnrichError } from '../errors.ts';
+import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
 import type { BackoffOptions } from '../retry/backoff.ts';
@@ -99,6 +99,7 @@ export class Pipeline {
         observer: this.#observer,
         context: this.#context,
         finished: (work) => this.#finished(work.records.map((r) => r.input)),
+        fail: (error) => this.#fail(unexpected(error)),
       },
       options,
     );
@@ -113,6 +114,7 @@ export class Pipeline {
         observer: this.#observer,
         schedule: (work) => this.#lookups.schedule(work),
         reject: (input, stage, error, epoch) => this.#reject(input, stage, error, epoch),
+        fail: (error) => this.#fail(unexpected(error)),
       },
       { maxInFlightRecords: options.maxInFlightRecords, registryBackoff: options.retry },
     );
@@ -248,3 +250,10 @@ export class Pipeline {
     this.#failed.resolve(error);
   }
 }
+
+const unexpected = (error: Error): Error =>
+  isPartnerEnrichError(error)
+    ? error
+    : new PipelineError('PIPELINE_UNEXPECTED_ERROR', `unexpected failure (a bug): ${error.message}`, {
+        cause: error,
+      });

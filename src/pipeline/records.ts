@@ -51,10 +51,12 @@ export interface PartnerWork {
   state: 'scheduled' | 'queued' | 'submitted';
   /** The assignment of the work's partition it belongs to (see Ownership); stale work is dropped. */
   epoch: number;
-  /** Lookup attempts made so far (bulk failures and FAILED tasks). */
+  /** Lookups made so far (submitted or resumed), reported with a dead letter. */
   attempts: number;
+  /** Answers about the task itself (FAILED, a failed bulk) so far; they spend the retry budget. */
+  failures?: number;
   resumeFrom?: SubmittedTask;
-  /** Its quota was consumed by a submitter that died before creating the bulk: not paid again. */
+  /** Its quota is consumed and no bulk was created with it yet (a create failed, its submitter died): not paid again. */
   prepaid?: boolean;
 }
 

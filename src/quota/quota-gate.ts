@@ -4,6 +4,7 @@
 // check is retried with backoff until the quota window resets. Callers are served one
 // at a time, in order, so that a waiting bulk is not overtaken by later ones.
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
+import { QuotaError } from './errors.ts';
 
 export type QuotaStatus = 'OK' | 'OVER_LIMIT';
 
@@ -67,7 +68,7 @@ export class QuotaGate {
   async #consume(needed: () => number): Promise<number> {
     const sleep = this.#options.sleep ?? defaultSleep;
     for (let attempt = 1; ; attempt += 1) {
-      if (this.#closed) throw new Error('quota gate closed');
+      if (this.#closed) throw new QuotaError('QUOTA_GATE_CLOSED', 'stopped while waiting for quota');
       const amount = needed();
       if (amount === 0) return 0;
       const status = await this.#check.consume(amount);

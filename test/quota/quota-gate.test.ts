@@ -50,6 +50,6 @@ describe('QuotaGate', () => {
     const { quota } = gate(Array(100).fill('OVER_LIMIT'));
     const waiting = quota.acquire(5);
     quota.close();
-    await expect(waiting).rejects.toThrow('quota gate closed');
+    await expect(waiting).rejects.toMatchObject({ code: 'QUOTA_GATE_CLOSED' });
   });
 });
