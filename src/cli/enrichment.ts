@@ -150,7 +150,10 @@ function assemble(
   });
   const quota = config.quota.enabled
     ? new QuotaGate(
-        { consume: (amount) => limiter.run(() => quotaCheck.consume(amount)) },
+        {
+          consume: (amount) => limiter.run(() => quotaCheck.consume(amount)),
+          room: () => limiter.run(() => quotaCheck.room()),
+        },
         { initialDelayMs: config.quota.initialBackoffMs, maxDelayMs: config.quota.maxBackoffMs },
         {
           onExhausted: () => pipelineRef.current?.pause('quota'),

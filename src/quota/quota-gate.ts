@@ -3,13 +3,26 @@
 // pauses intake (the source stops fetching; nothing is buffered or dropped) and the
 // check is retried with backoff until the quota window resets. Callers are served one
 // at a time, in order, so that a waiting bulk is not overtaken by later ones.
+//
+// A bulk may need more than a whole window allows, or more than is left of it: after an
+// OVER_LIMIT the gate asks the service how large the window is and how much is left
+// (usage API) and grants what fits, so the caller cuts its bulk to that; a service that
+// does not tell gets halved requests, which grow back as they are granted.
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import { QuotaError } from './errors.ts';
 
 export type QuotaStatus = 'OK' | 'OVER_LIMIT';
 
+/** The quota window as the service reports it: how much it allows, how much is left now. */
+export interface QuotaRoom {
+  max: number;
+  left: number;
+}
+
 export interface QuotaCheck {
   consume(amount: number): Promise<QuotaStatus>;
+  /** The window's size and what is left of it, where the service tells; undefined where not. */
+  room?(): Promise<QuotaRoom | undefined>;
 }
 
 export interface QuotaGateEvents {
@@ -26,6 +39,8 @@ export interface QuotaGateOptions extends BackoffOptions {
   random?: () => number;
 }
 
+const HALVE_AFTER_ATTEMPTS = 7;
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class QuotaGate {
@@ -35,6 +50,9 @@ export class QuotaGate {
   #queue: Promise<void> = Promise.resolve();
   #exhausted = false;
   #closed = false;
+  /** Largest amount worth asking for: the window's size where known, else what was last granted after halving. */
+  #cap = Number.POSITIVE_INFINITY;
+  #capGuessed = false;
 
   constructor(check: QuotaCheck, options: QuotaGateOptions, events: QuotaGateEvents) {
     this.#check = check;
@@ -67,10 +85,12 @@ export class QuotaGate {
 
   async #consume(needed: () => number): Promise<number> {
     const sleep = this.#options.sleep ?? defaultSleep;
+    let fits = Number.POSITIVE_INFINITY;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#closed) throw new QuotaError('QUOTA_GATE_CLOSED', 'stopped while waiting for quota');
-      const amount = needed();
-      if (amount === 0) return 0;
+      const wanted = needed();
+      if (wanted === 0) return 0;
+      const amount = Math.min(wanted, fits, this.#cap);
       const status = await this.#check.consume(amount);
       if (status === 'OK') {
         if (this.#exhausted) {
@@ -78,11 +98,29 @@ export class QuotaGate {
           this.#events.onRestored();
         }
         this.#events.onConsumed(amount);
+        // A halved guess that was granted may be too small: ask for more next time.
+        if (this.#capGuessed) this.#cap *= 2;
         return amount;
       }
       if (!this.#exhausted) {
         this.#exhausted = true;
         this.#events.onExhausted();
+      }
+      const room = await this.#check.room?.().catch(() => undefined);
+      if (room) {
+        this.#cap = room.max;
+        this.#capGuessed = false;
+        // Part of the window is left: take that much now instead of waiting for all of it.
+        if (room.left > 0 && room.left < amount && room.left !== fits) {
+          fits = room.left;
+          continue;
+        }
+        fits = Number.POSITIVE_INFINITY;
+      } else if (attempt >= HALVE_AFTER_ATTEMPTS) {
+        // No word on the window: a request refused through several window resets (the backoff
+        // has grown past them by now) may be larger than all of it.
+        this.#cap = Math.max(1, Math.ceil(amount / 2));
+        this.#capGuessed = true;
       }
       await sleep(backoffDelay(attempt, this.#options, this.#options.random));
     }

@@ -9,7 +9,7 @@ export interface QuotaIdentity {
   preferredUsername?: string;
 }
 
-export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity): QuotaCheck {
+export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity): Required<QuotaCheck> {
   return {
     async consume(amount) {
       const response = await client.consumeQuota({
@@ -24,6 +24,23 @@ export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity):
         },
       });
       return response.status === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK';
+    },
+    async room() {
+      const { values } = await client.getQuotaUsage({
+        body: {
+          values: [
+            {
+              service: { technicalKey: identity.serviceTechnicalKey },
+              organization: { id: identity.organizationId },
+              ...(identity.workspaceId ? { workspace: { id: identity.workspaceId } } : {}),
+            },
+          ],
+        },
+      });
+      // The usage result's fields are not in the published API: read them where they are.
+      const usage = values?.[0];
+      if (typeof usage?.maxAmount !== 'number' || typeof usage.usedQuota !== 'number') return undefined;
+      return { max: usage.maxAmount, left: Math.max(0, usage.maxAmount - usage.usedQuota) };
     },
   };
 }

@@ -13,7 +13,7 @@ import { RefDataClient } from '../../src/refdata/index.ts';
 import { SANDBOX_DEFAULTS } from '../../src/sandbox/index.ts';
 import { committedAndEndOffsets, readAll, testConfig, waitForFinished } from '../support/enrichment.ts';
 import { eventually } from '../support/kafka.ts';
-import { matchResults, scenario } from '../support/scenario.ts';
+import { matchResults, scenario, type Scenario } from '../support/scenario.ts';
 
 async function runToEnd(
   config: Config,
@@ -28,31 +28,33 @@ async function runToEnd(
   return enrichment;
 }
 
+/** Sets the organization's bulk lookup quota through the sandbox's identity API, as an operator would. */
+async function setQuota(s: Scenario, maxAmount: number, reset: string): Promise<void> {
+  const identity = new RefDataClient({
+    roots: { identity: s.sandbox.url, auth: s.sandbox.url },
+    credentials: {
+      clientCredentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret },
+      credentialUsername: 'operator',
+    },
+  });
+  await identity.upsertRateLimitQuotas({
+    body: {
+      quotas: [
+        {
+          service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
+          organization: { id: SANDBOX_DEFAULTS.organizationId },
+          maxAmount,
+          reset,
+        },
+      ],
+    },
+  });
+}
+
 describe('partner-enrich run under pressure', () => {
   it('pauses intake on OVER_LIMIT and completes every record within a few-hundred-task quota window', async () => {
     const s = await scenario('quota', 1_500);
-    const identity = new RefDataClient({
-      roots: { identity: s.sandbox.url, auth: s.sandbox.url },
-      credentials: {
-        clientCredentials: {
-          clientId: SANDBOX_DEFAULTS.clientId,
-          clientSecret: SANDBOX_DEFAULTS.clientSecret,
-        },
-        credentialUsername: 'operator',
-      },
-    });
-    await identity.upsertRateLimitQuotas({
-      body: {
-        quotas: [
-          {
-            service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
-            organization: { id: SANDBOX_DEFAULTS.organizationId },
-            maxAmount: 300,
-            reset: 'PT2S',
-          },
-        ],
-      },
-    });
+    await setQuota(s, 300, 'PT2S');
     const config = testConfig(s.sandbox.url, s.topics, { batching: { maxTasks: 100 } });
     const summary = new RunSummary();
     const metrics = createMetrics();
@@ -83,6 +85,41 @@ describe('partner-enrich run under pressure', () => {
     expect(exposition).toMatch(/partner_enrich_intake_pauses_total\{reason="quota"\} [1-9]/);
     expect(logLines.some((line) => line.includes('quota over limit: intake paused'))).toBe(true);
   });
+
+  it('regression: a quota window smaller than a bulk (400 per 4 s, bulks of 500) drains 5,000 records using >= 95% of each full window', async () => {
+    const s = await scenario('small-window', 5_000);
+    await setQuota(s, 400, 'PT4S');
+    const config = testConfig(s.sandbox.url, s.topics, { batching: { maxTasks: 500, lingerMs: 200 } });
+    // What each window of the sandbox's quota held when it closed (windows are aligned to the clock).
+    const usedByWindow = new Map<number, number>();
+    const quota = () =>
+      s.sandbox.state.quotas.applicable({
+        serviceKey: 'REFDATA_BULK_LOOKUP',
+        organizationId: SANDBOX_DEFAULTS.organizationId,
+      });
+    const watch = setInterval(() => {
+      const current = quota();
+      if (current) usedByWindow.set(Math.floor(Date.now() / 4_000), s.sandbox.state.quotas.usedOf(current));
+    }, 10);
+    try {
+      await runToEnd(config, new RunSummary(), s.partners.length);
+    } finally {
+      clearInterval(watch);
+    }
+
+    const results = await matchResults(s);
+    expect(results).toHaveLength(s.partners.length);
+    expect(new Set(results.map((r) => r.partnerId))).toEqual(new Set(s.partners.map((p) => p.partnerId)));
+    expect(results.filter((r) => r.outcome === 'FAILED')).toEqual([]);
+    // Full windows: every one between the first and the last that held anything.
+    const windows = [...usedByWindow].filter(([, used]) => used > 0).sort(([a], [b]) => a - b);
+    const full = windows.slice(1, -1).map(([, used]) => used);
+    expect(full.length).toBeGreaterThanOrEqual(8);
+    expect(
+      full.filter((used) => used < 380),
+      JSON.stringify(full),
+    ).toEqual([]);
+  }, 180_000);
 
   it('with 5% 5xx, 5% 429 and 2% FAILED tasks injected, every record ends as a result or a dead letter', async () => {
     const s = await scenario('faults', 2_000, {

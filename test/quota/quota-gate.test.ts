@@ -53,3 +53,50 @@ describe('QuotaGate', () => {
     await expect(waiting).rejects.toMatchObject({ code: 'QUOTA_GATE_CLOSED' });
   });
 });
+
+describe('QuotaGate with a window smaller than a bulk', () => {
+  /** A quota window as the sandbox keeps one: `max` per window, refused whole when it does not fit. */
+  function window(max: number, tells: boolean) {
+    let used = 0;
+    const granted: number[] = [];
+    const quota = new QuotaGate(
+      {
+        consume: async (amount) => {
+          if (used + amount > max) return 'OVER_LIMIT';
+          used += amount;
+          granted.push(amount);
+          return 'OK';
+        },
+        ...(tells ? { room: async () => ({ max, left: max - used }) } : {}),
+      },
+      // Each backoff is a window reset.
+      { initialDelayMs: 100, maxDelayMs: 1000, random: () => 1, sleep: async () => void (used = 0) },
+      { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+    );
+    return { quota, granted };
+  }
+
+  it('regression: a quota window smaller than batching.maxTasks no longer stalls forever: the grant fits the window', async () => {
+    const { quota, granted } = window(400, true);
+    expect(await quota.acquire(500)).toBe(400);
+    expect(await quota.acquire(500)).toBe(400);
+    expect(granted).toEqual([400, 400]);
+  });
+
+  it('grants what is left of a window instead of waiting for all of it', async () => {
+    const { quota, granted } = window(400, true);
+    expect(await quota.acquire(300)).toBe(300);
+    expect(await quota.acquire(300)).toBe(100);
+    expect(granted).toEqual([300, 100]);
+  });
+
+  it('halves its requests where the service does not tell the window, so a bulk larger than it still goes out', async () => {
+    const { quota, granted } = window(400, false);
+    for (let i = 0; i < 3; i += 1) {
+      const amount = await quota.acquire(500);
+      expect(amount).toBeGreaterThan(0);
+      expect(amount).toBeLessThanOrEqual(400);
+    }
+    expect(granted).toHaveLength(3);
+  });
+});
