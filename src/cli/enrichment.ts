@@ -26,7 +26,12 @@ import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
 import { RefDataClient, retryChannel } from '../refdata/index.ts';
 import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
 
-export function createRefDataClient(refdata: Config['refdata']): RefDataClient {
+/**
+ * The client of the reference data service. Its HTTP retries follow `retry.*`, the same policy
+ * as the pipeline's: the client repeats what is safe to repeat, the pipeline only waits out a
+ * service that stays away, so no budget multiplies another.
+ */
+export function createRefDataClient(refdata: Config['refdata'], retry: Config['retry']): RefDataClient {
   return new RefDataClient({
     roots: {
       base: refdata.baseUrl,
@@ -41,6 +46,11 @@ export function createRefDataClient(refdata: Config['refdata']): RefDataClient {
       credentialUsername: refdata.credentialUsername,
     },
     timeoutMs: refdata.timeoutMs,
+    retry: {
+      maxAttempts: retry.maxAttempts,
+      baseDelayMs: retry.initialDelayMs,
+      maxDelayMs: retry.maxDelayMs,
+    },
   });
 }
 
@@ -130,7 +140,7 @@ function assemble(
   observer: PipelineObserver,
   pipelineRef: { current?: Pipeline },
 ) {
-  const client = createRefDataClient(config.refdata);
+  const client = createRefDataClient(config.refdata, config.retry);
   const limiter = new RequestLimiter(config.rateLimit);
   const onRetry = (message: unknown) => {
     const { status, delayMs } = message as { status?: number; delayMs: number };

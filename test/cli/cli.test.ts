@@ -4,6 +4,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SANDBOX_DEFAULTS, startSandbox } from '../../src/sandbox/index.ts';
 import { runCli } from '../support/cli.ts';
 
 // Each test starts a Node process that loads the whole CLI; on a busy 2-core machine that takes seconds.
@@ -27,6 +28,31 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stdout).toContain('broker-b:9092');
     expect(stdout).toContain('[redacted]');
     expect(stdout).not.toContain('very-secret-key-123');
+  });
+
+  it('regression: config check --quota warns when batching.maxTasks can never fit in the quota window', async () => {
+    const sandbox = await startSandbox({ port: 0, orgs: 50, seed: 1 });
+    try {
+      sandbox.state.quotas.upsert({
+        serviceKey: 'REFDATA_BULK_LOOKUP',
+        organizationId: SANDBOX_DEFAULTS.organizationId,
+        scope: 'organization',
+        maxAmount: 400,
+        reset: 'PT4S',
+        resetMs: 4_000,
+      });
+      const { code, stderr } = await runCli(['config', 'check', '--quota'], {
+        PARTNER_ENRICH_REFDATA__BASE_URL: sandbox.url,
+        PARTNER_ENRICH_REFDATA__USAGE_URL: sandbox.url,
+        PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
+      });
+      expect(code).toBe(0);
+      expect(stderr).toContain(
+        'warning: batching.maxTasks 500 can never fit in the quota window of 400 tasks',
+      );
+    } finally {
+      await sandbox.close();
+    }
   });
 
   it('config check rejects an invalid value with its path and a stable code, without echoing it', async () => {

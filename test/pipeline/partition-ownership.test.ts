@@ -111,7 +111,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     const source = new ScriptedSource();
     const sink = new MemorySink();
     const ledger = new BulkLedger(memoryLedgerStore());
-    const runner = new BulkRunner(refDataBulkApi(createRefDataClient(config.refdata)), ledger, {
+    const runner = new BulkRunner(refDataBulkApi(createRefDataClient(config.refdata, config.retry)), ledger, {
       polling: { initialDelayMs: 10, maxDelayMs: 50, pageSize: 1000, maxPolls: 1000 },
       lookup: {
         matchingThreshold: config.lookup.matchingThreshold,

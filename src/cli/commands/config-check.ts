@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { describeConfig } from '../../config/index.ts';
+import { describeConfig, type Config } from '../../config/index.ts';
+import { usageQuotaCheck } from '../../quota/usage-quota-check.ts';
+import { createRefDataClient } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 
 export function registerConfigCheck(program: Command): void {
@@ -9,9 +11,34 @@ export function registerConfigCheck(program: Command): void {
   config
     .command('check')
     .description(
-      'validate the configuration (file, environment, defaults) and print it with secrets redacted',
+      'validate the configuration (file, environment, defaults) and print it with secrets redacted; ' +
+        'with --quota, also read the quota window from the service and warn when a bulk can never fit in it',
     )
-    .action((_options, command: Command) => {
-      console.log(describeConfig(commandConfig(command)));
+    .option('--quota', 'read the quota window from the service usage API')
+    .action(async (options: { quota?: boolean }, command: Command) => {
+      const checked = commandConfig(command);
+      console.log(describeConfig(checked));
+      if (options.quota) console.error(await quotaWindowReport(checked));
     });
+}
+
+/** One line on the quota window against `batching.maxTasks`; never fails the check. */
+async function quotaWindowReport(config: Config): Promise<string> {
+  const check = usageQuotaCheck(createRefDataClient(config.refdata, { ...config.retry, maxAttempts: 1 }), {
+    serviceTechnicalKey: config.quota.serviceTechnicalKey,
+    organizationId: config.refdata.organizationId,
+    ...(config.refdata.workspaceId ? { workspaceId: config.refdata.workspaceId } : {}),
+    preferredUsername: config.refdata.credentialUsername,
+  });
+  let room;
+  try {
+    room = await check.room();
+  } catch (error) {
+    return `quota window: unknown, the usage API did not answer (${(error as Error).message})`;
+  }
+  if (!room) return 'quota window: unknown, the usage API does not report its size';
+  const { maxTasks } = config.batching;
+  return maxTasks > room.max
+    ? `warning: batching.maxTasks ${maxTasks} can never fit in the quota window of ${room.max} tasks; bulks are cut to ${room.max}`
+    : `quota window: ${room.max} tasks, ${room.left} left now; bulks of up to ${maxTasks} tasks fit`;
 }
