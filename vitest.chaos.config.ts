@@ -10,7 +10,8 @@ export default defineConfig({
     globalSetup: ['test/chaos/support/global-setup.ts'],
     fileParallelism: false,
     maxWorkers: 1,
-    testTimeout: 300_000,
+    // A scenario's own deadline (finish()) comes first, so a stuck pipeline still gets its table.
+    testTimeout: 420_000,
     hookTimeout: 180_000,
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/chaos.json' },

@@ -16,7 +16,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const runDir = await chaosRunDir();
+  const runDir = await chaosRunDir(true);
   const registry = await startApicurioRegistry(runDir, defaultInfrastructureOptions().apicurioVersion);
   project.provide('chaosRegistryUrl', registry.url);
   console.log(`chaos: registry at ${registry.url}, processes in ${runDir.path}`);

@@ -100,6 +100,22 @@ export class ReplicaSet {
     return replicas.map((r) => r.name);
   }
 
+  /** Resolves true once every named replica answers /readyz with 200, false at the deadline. */
+  async waitReady(names: string[], timeoutMs = 60_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    const ready = async (name: string) => {
+      const response = await fetch(`http://127.0.0.1:${this.#find(name).metricsPort}/readyz`).catch(
+        () => undefined,
+      );
+      return response?.status === 200;
+    };
+    while (Date.now() < deadline) {
+      if ((await Promise.all(names.map(ready))).every(Boolean)) return true;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return false;
+  }
+
   /** Sends a signal to a running replica; it stays wanted, so the supervisor restarts it once it exits. */
   signal(name: string, signal: NodeJS.Signals): void {
     const replica = this.#find(name);
@@ -115,11 +131,12 @@ export class ReplicaSet {
     await replica.exited;
   }
 
-  /** Scales to `count` replicas: adds new ones, or removes the newest with the signal. */
-  async scaleTo(count: number, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+  /** Scales to `count` replicas: adds new ones (returning their names), or removes the newest with the signal. */
+  async scaleTo(count: number, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<string[]> {
     const wanted = this.#replicas.filter((r) => r.wanted);
-    if (count > wanted.length) await this.add(count - wanted.length);
+    if (count > wanted.length) return this.add(count - wanted.length);
     for (const replica of wanted.slice(count).reverse()) await this.remove(replica.name, signal);
+    return [];
   }
 
   /** Stops every replica with SIGTERM (then SIGKILL after `graceMs`). */

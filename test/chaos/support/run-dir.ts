@@ -13,7 +13,8 @@ export const CLI = join(PROJECT, 'src', 'cli', 'main.ts');
 
 const CHAOS_RUNS = join(tmpdir(), 'partner-enrich-chaos');
 
-export async function chaosRunDir(): Promise<RunDir> {
-  await reapStaleRuns(CHAOS_RUNS);
+/** A new run folder; `reap` first removes folders whose owner died (only the global setup: scenario workers come and go). */
+export async function chaosRunDir(reap = false): Promise<RunDir> {
+  if (reap) await reapStaleRuns(CHAOS_RUNS);
   return createRunDir(CHAOS_RUNS);
 }

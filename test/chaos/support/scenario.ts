@@ -128,7 +128,10 @@ export class Scenario {
       PARTNER_ENRICH_TOPICS__PARTITIONS: String(this.options.partitions),
       PARTNER_ENRICH_REFDATA__BASE_URL: this.sandbox.url,
       PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
-      PARTNER_ENRICH_BATCHING__MAX_TASKS: '250',
+      // Small bulks at a few requests a second: a scenario lasts long enough for its kills and
+      // rebalances to land while bulks are in flight, and the 2-core machine keeps up.
+      PARTNER_ENRICH_BATCHING__MAX_TASKS: '100',
+      PARTNER_ENRICH_RATE_LIMIT__REQUESTS_PER_SECOND: '8',
       PARTNER_ENRICH_BATCHING__LINGER_MS: '100',
       PARTNER_ENRICH_BATCHING__MAX_IN_FLIGHT_RECORDS: String(this.options.maxInFlightRecords),
       PARTNER_ENRICH_POLLING__INITIAL_DELAY_MS: '50',
