@@ -18,7 +18,7 @@ export function expectAcceptance(report: ScenarioReport): void {
   expect
     .soft(
       payment.paidTwice.byCause.ledgerNotConsulted,
-      'tasks paid twice although the first bulk was in the ledger',
+      'tasks paid twice after a restart although the first bulk was in the ledger before it',
     )
     .toBe(0);
   expect

@@ -52,11 +52,11 @@ export type DuplicateCause =
 export type PaidTwiceCause =
   /** The same task id in a later bulk: the pipeline resubmitted work whose first bulk it gave up on. */
   | 'retry'
-  /** The earlier bulk was in the ledger, yet the content was submitted again. */
+  /** A process died between the two submissions, and the first bulk was in the ledger before it died: the restart did not find it. */
   | 'ledgerNotConsulted'
-  /** A process died between the two submissions before recording the first bulk. */
+  /** A process died between the two submissions before the first bulk was in the ledger. */
   | 'kill'
-  /** Nothing died: two owners of the same records (rebalance). */
+  /** Nothing died in between: two owners of the same records (rebalance). */
   | 'rebalance';
 
 export interface Reconciliation {
@@ -195,17 +195,25 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
     malformedMatched,
     duplicates: { positions: duplicatePositions, extraOutputs, byCause },
     commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
-    payment: payment(input, new Set(ledgerBulkIds(ledger)), counts.match + counts.oversize),
+    payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
   };
 }
 
-function ledgerBulkIds(messages: { key: Buffer | null; value: Buffer | null }[]): string[] {
-  return messages.flatMap((m) => (m.value === null || m.key === null ? [] : [m.key.toString('utf8')]));
+/** When each bulk was first recorded in the ledger (the state topic's message time). */
+function ledgerTimes(
+  messages: { key: Buffer | null; value: Buffer | null; timestamp: string }[],
+): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const m of messages) {
+    const bulkId = m.key?.toString('utf8');
+    if (m.value !== null && bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
+  }
+  return times;
 }
 
 function payment(
   input: ReconcileInput,
-  ledger: Set<string>,
+  ledger: Map<string, number>,
   lookupsNeeded: number,
 ): Reconciliation['payment'] {
   const bulks = [...input.sandbox.bulks].sort((a, b) => a.createdAt - b.createdAt);
@@ -226,11 +234,13 @@ function payment(
         continue;
       }
       paidTwice.add(task.contentKey);
-      const diedBetween = input.disruptions.some((d) => d.at >= first.createdAt && d.at <= bulk.createdAt);
+      const died = input.disruptions.filter((d) => d.at >= first.createdAt && d.at <= bulk.createdAt);
+      const recordedAt = ledger.get(first.bulkId);
       if (first.taskIds.has(task.taskId)) byCause.retry += 1;
-      else if (ledger.has(first.bulkId)) byCause.ledgerNotConsulted += 1;
-      else if (diedBetween) byCause.kill += 1;
-      else byCause.rebalance += 1;
+      else if (died.length === 0) byCause.rebalance += 1;
+      else if (recordedAt !== undefined && died.some((d) => d.at > recordedAt))
+        byCause.ledgerNotConsulted += 1;
+      else byCause.kill += 1;
       first.taskIds.add(task.taskId);
     }
   }
