@@ -13,7 +13,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.integration.test.ts'],
+          // The chaos suite has its own config (vitest.chaos.config.ts, `npm run test:chaos`).
+          exclude: ['test/**/*.integration.test.ts', 'test/chaos/**'],
           // Unit tests first, then the integration group with its own worker count.
           sequence: { groupOrder: 0 },
         },

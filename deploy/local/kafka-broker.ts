@@ -4,10 +4,11 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { Kafka, logLevel } from 'kafkajs';
 import { fetchKafka } from './artifacts.ts';
-import { freePort, startService, waitUntil, type RunDir } from './processes.ts';
+import { freePort, startService, stopProcess, waitUntil, type RunDir } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -46,7 +47,26 @@ async function answersMetadata(bootstrap: string): Promise<boolean> {
   }
 }
 
+/** A broker the caller can kill and start again on the same data dir and port (chaos tests). */
+export interface RestartableBroker extends LocalBroker {
+  readonly pid: number;
+  /** SIGKILL of the JVM: no clean shutdown, the data dir stays as the crash left it. */
+  kill(): Promise<void>;
+  /** Starts the broker again on the same data dir, port and cluster id; resolves once it answers. */
+  restart(): Promise<void>;
+  /** SIGTERM, then SIGKILL after the grace period. */
+  stop(): Promise<void>;
+}
+
 export async function startKafkaBroker(runDir: RunDir, version: string): Promise<LocalBroker> {
+  const { version: started, bootstrap } = await startRestartableKafkaBroker(runDir, version);
+  return { version: started, bootstrap };
+}
+
+export async function startRestartableKafkaBroker(
+  runDir: RunDir,
+  version: string,
+): Promise<RestartableBroker> {
   const libs = await fetchKafka(version);
   const [port, controllerPort] = [await freePort(), await freePort()];
   const name = `kafka-${version}`;
@@ -80,8 +100,34 @@ export async function startKafkaBroker(runDir: RunDir, version: string): Promise
   const classpath = `${libs}/*`;
   await run('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', config]);
   const jvm = ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true'];
-  const service = await startService(runDir, name, 'java', [...jvm, '-cp', classpath, 'kafka.Kafka', config]);
   const bootstrap = `127.0.0.1:${port}`;
-  await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap), { timeoutMs: 90_000, ...service });
-  return { version, bootstrap };
+  const launch = async () => {
+    const service = await startService(runDir, name, 'java', [
+      ...jvm,
+      '-cp',
+      classpath,
+      'kafka.Kafka',
+      config,
+    ]);
+    await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap), { timeoutMs: 90_000, ...service });
+    return service;
+  };
+  let service = await launch();
+  return {
+    version,
+    bootstrap,
+    get pid() {
+      return service.pid;
+    },
+    async kill() {
+      // The JVM leads its own process group (startService); no SIGTERM first, so no shutdown hook runs.
+      process.kill(-service.pid, 'SIGKILL');
+      while (!service.exited()) await sleep(50);
+    },
+    async restart() {
+      if (!service.exited()) throw new Error(`Kafka ${version} is still running (pid ${service.pid})`);
+      service = await launch();
+    },
+    stop: () => stopProcess(service.pid),
+  };
 }

@@ -1,8 +1,10 @@
 // Sandbox control, outside the OpenAPI document and without authentication (the sandbox is a
-// local tool): read and change fault injection, read the counters, reset to the start state.
+// local tool): read and change fault injection, read the counters and the audit of accepted
+// bulks, reset to the start state.
 
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../errors.ts';
+import { bulkAuditEntry } from '../state/bulk-audit.ts';
 import { faultSettingsPatchSchema } from '../state/faults.ts';
 import type { SandboxState } from '../state/sandbox-state.ts';
 
@@ -19,6 +21,8 @@ export function registerAdminRoutes(app: FastifyInstance, state: SandboxState): 
   });
 
   app.get('/admin/stats', async () => state.stats.snapshot());
+
+  app.get('/admin/bulk-audit', async () => ({ bulks: [...state.bulks.all()].map(bulkAuditEntry) }));
 
   app.post('/admin/reset', async () => {
     state.reset();

@@ -42,6 +42,11 @@ export class BulkLookupStore {
     return this.#bulks.get(id);
   }
 
+  /** Every bulk accepted since the start or the last reset, in order of creation. */
+  all(): IterableIterator<BulkLookupRecord> {
+    return this.#bulks.values();
+  }
+
   clear(): void {
     this.#bulks.clear();
   }

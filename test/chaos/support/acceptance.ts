@@ -1,0 +1,37 @@
+// The acceptance every scenario ends with (issue 9), checked softly so that a failing scenario
+// reports every broken rule with its numbers, not only the first.
+import { expect } from 'vitest';
+import type { ScenarioReport } from './scenario.ts';
+
+/** "Within 10% of batching.maxInFlightRecords". */
+const IN_FLIGHT_TOLERANCE = 1.1;
+
+export function expectAcceptance(report: ScenarioReport): void {
+  const { payment, duplicates, processes } = report;
+  expect.soft(report.lost, 'records lost (no MatchResult and no dead letter)').toBe(0);
+  expect
+    .soft(report.commits.behind, 'committed offsets behind the end offsets, per partition')
+    .toEqual(Object.fromEntries(Object.keys(report.commits.behind).map((p) => [p, 0])));
+  expect.soft(report.validDeadLettered, 'valid records dead-lettered, by stage/code').toEqual({});
+  expect.soft(report.malformedMatched, 'malformed records with a MatchResult').toBe(0);
+  expect.soft(payment.paidTwice.byCause.rebalance, 'tasks paid twice from rebalances').toBe(0);
+  expect
+    .soft(
+      payment.paidTwice.byCause.ledgerNotConsulted,
+      'tasks paid twice after a restart although the first bulk was in the ledger before it',
+    )
+    .toBe(0);
+  expect
+    .soft(duplicates.byCause.differentBulks, 'records with MatchResults from two different bulks')
+    .toBe(0);
+  expect
+    .soft(duplicates.byCause.matchAndDeadLetter, 'records with both a MatchResult and a dead letter')
+    .toBe(0);
+  if (report.disruptions.length === 0) {
+    expect.soft(duplicates.positions, 'duplicate outputs in a scenario where nothing was killed').toBe(0);
+  }
+  expect.soft(processes.cleanExitsWhileWanted, 'replicas that exited with 0 while they should run').toBe(0);
+  expect
+    .soft(report.inFlightPeak, `peak records in flight (limit ${report.maxInFlightRecords} + 10%)`)
+    .toBeLessThanOrEqual(Math.floor(report.maxInFlightRecords * IN_FLIGHT_TOLERANCE));
+}

@@ -1,0 +1,258 @@
+// The exact account of a scenario, from what is in the topics and what the sandbox accepted,
+// read independently of the pipeline's code: every input position has a MatchResult or a dead
+// letter (else it is LOST), duplicates by cause, commits against end offsets, and tasks and
+// quota paid beyond the lookups needed.
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import type { Expected } from './input.ts';
+import type { SandboxTotals } from './sandbox-process.ts';
+import { readWholeTopic } from './topic-reader.ts';
+
+export interface Topics {
+  input: string;
+  matches: string;
+  deadLetters: string;
+  state: string;
+}
+
+/** When a process died without finishing its work: a pipeline SIGKILL or exit, a broker kill. */
+export interface Disruption {
+  at: number;
+  what: string;
+}
+
+export interface ReconcileInput {
+  kafka: Kafka;
+  registry: SchemaRegistry;
+  topics: Topics;
+  groupId: string;
+  /** What each input key should become. */
+  expected: Map<string, Expected>;
+  sandbox: SandboxTotals;
+  disruptions: Disruption[];
+}
+
+interface Output {
+  kind: 'match' | 'dead-letter';
+  bulkId: string | null;
+  reused: boolean;
+  code?: string;
+}
+
+export type DuplicateCause =
+  /** Read again after a kill; its bulk (already paid) read again, no new payment. */
+  | 'reReadSameBulk'
+  /** Read again; the stored result reused, no lookup. */
+  | 'reReadReused'
+  /** Looked up in two different bulks: paid twice. */
+  | 'differentBulks'
+  | 'deadLetteredAgain'
+  | 'matchAndDeadLetter';
+
+export type PaidTwiceCause =
+  /** The same task id in a later bulk: the pipeline resubmitted work whose first bulk it gave up on. */
+  | 'retry'
+  /** A process died between the two submissions, and the first bulk was in the ledger before it died: the restart did not find it. */
+  | 'ledgerNotConsulted'
+  /** A process died between the two submissions before the first bulk was in the ledger. */
+  | 'kill'
+  /** Nothing died in between: two owners of the same records (rebalance). */
+  | 'rebalance';
+
+export interface Reconciliation {
+  input: { records: number; match: number; deadLetter: number; oversize: number };
+  lost: number;
+  lostSample: string[];
+  validDeadLettered: Record<string, number>;
+  malformedMatched: number;
+  duplicates: { positions: number; extraOutputs: number; byCause: Record<DuplicateCause, number> };
+  commits: { atEnd: boolean; behind: Record<string, number> };
+  payment: {
+    bulks: number;
+    tasks: number;
+    lookupsNeeded: number;
+    distinctContentsPaid: number;
+    tasksBeyondNeeded: number;
+    quotaConsumed: number;
+    quotaBeyondNeeded: number;
+    paidTwice: { contents: number; tasks: number; byCause: Record<PaidTwiceCause, number> };
+  };
+}
+
+const header = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined =>
+  value === undefined ? undefined : String(Array.isArray(value) ? value[0] : value);
+
+export async function committedBehind(
+  kafka: Kafka,
+  groupId: string,
+  topic: string,
+): Promise<Record<string, number>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const [ends, committed] = await Promise.all([
+      admin.fetchTopicOffsets(topic),
+      admin.fetchOffsets({ groupId, topics: [topic] }),
+    ]);
+    const at = new Map(committed[0]?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
+    return Object.fromEntries(
+      ends.map((p) => [String(p.partition), Number(p.high) - Math.max(at.get(p.partition) ?? 0, 0)]),
+    );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+export async function reconcile(input: ReconcileInput): Promise<Reconciliation> {
+  const { kafka, registry, topics } = input;
+  const [inputs, matches, deadLetters, ledger] = await Promise.all([
+    readWholeTopic(kafka, topics.input),
+    readWholeTopic(kafka, topics.matches),
+    readWholeTopic(kafka, topics.deadLetters),
+    readWholeTopic(kafka, topics.state),
+  ]);
+
+  const outputs = new Map<string, Output[]>();
+  const add = (position: string, output: Output) => {
+    const list = outputs.get(position) ?? [];
+    list.push(output);
+    outputs.set(position, list);
+  };
+  for (const message of matches) {
+    if (message.value === null) continue;
+    const result = (await registry.decode(message.value)) as {
+      source: { topic: string; partition: number; offset: number | bigint };
+      bulkId: string | null;
+      reused: boolean;
+    };
+    if (result.source.topic !== topics.input) continue;
+    add(`${result.source.partition}:${Number(result.source.offset)}`, {
+      kind: 'match',
+      bulkId: result.bulkId,
+      reused: result.reused,
+    });
+  }
+  for (const message of deadLetters) {
+    const h = message.headers ?? {};
+    if (header(h['pe.origin.topic']) !== topics.input) continue;
+    add(`${header(h['pe.origin.partition'])}:${header(h['pe.origin.offset'])}`, {
+      kind: 'dead-letter',
+      bulkId: null,
+      reused: false,
+      code: `${header(h['pe.stage'])}/${header(h['pe.error.code'])}`,
+    });
+  }
+
+  const counts = { records: inputs.length, match: 0, deadLetter: 0, oversize: 0 };
+  const lostSample: string[] = [];
+  let lost = 0;
+  let malformedMatched = 0;
+  const validDeadLettered: Record<string, number> = {};
+  const byCause: Record<DuplicateCause, number> = {
+    reReadSameBulk: 0,
+    reReadReused: 0,
+    differentBulks: 0,
+    deadLetteredAgain: 0,
+    matchAndDeadLetter: 0,
+  };
+  let duplicatePositions = 0;
+  let extraOutputs = 0;
+  for (const message of inputs) {
+    const position = `${message.partition}:${message.offset}`;
+    const expected = input.expected.get(message.key?.toString('utf8') ?? '') ?? 'dead-letter';
+    if (expected === 'match') counts.match += 1;
+    else if (expected === 'oversize') counts.oversize += 1;
+    else counts.deadLetter += 1;
+    const found = outputs.get(position) ?? [];
+    if (found.length === 0) {
+      lost += 1;
+      if (lostSample.length < 20) lostSample.push(position);
+      continue;
+    }
+    const letters = found.filter((o) => o.kind === 'dead-letter');
+    const results = found.filter((o) => o.kind === 'match');
+    if (expected === 'match')
+      for (const letter of letters)
+        validDeadLettered[letter.code ?? '?'] = (validDeadLettered[letter.code ?? '?'] ?? 0) + 1;
+    if (expected === 'dead-letter' && results.length > 0) malformedMatched += 1;
+    if (found.length === 1) continue;
+    duplicatePositions += 1;
+    extraOutputs += found.length - 1;
+    const bulks = new Set(results.filter((r) => !r.reused).map((r) => r.bulkId));
+    if (letters.length > 0 && results.length > 0) byCause.matchAndDeadLetter += 1;
+    else if (letters.length > 1) byCause.deadLetteredAgain += 1;
+    else if (bulks.size > 1) byCause.differentBulks += 1;
+    else if (results.some((r) => r.reused)) byCause.reReadReused += 1;
+    else byCause.reReadSameBulk += 1;
+  }
+
+  const behind = await committedBehind(kafka, input.groupId, topics.input);
+  return {
+    input: counts,
+    lost,
+    lostSample,
+    validDeadLettered,
+    malformedMatched,
+    duplicates: { positions: duplicatePositions, extraOutputs, byCause },
+    commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
+    payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
+  };
+}
+
+/** When each bulk was first recorded in the ledger (the state topic's message time). */
+function ledgerTimes(
+  messages: { key: Buffer | null; value: Buffer | null; timestamp: string }[],
+): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const m of messages) {
+    const bulkId = m.key?.toString('utf8');
+    if (m.value !== null && bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
+  }
+  return times;
+}
+
+function payment(
+  input: ReconcileInput,
+  ledger: Map<string, number>,
+  lookupsNeeded: number,
+): Reconciliation['payment'] {
+  const bulks = [...input.sandbox.bulks].sort((a, b) => a.createdAt - b.createdAt);
+  const firstPaid = new Map<string, { bulkId: string; createdAt: number; taskIds: Set<string> }>();
+  const byCause: Record<PaidTwiceCause, number> = { retry: 0, ledgerNotConsulted: 0, kill: 0, rebalance: 0 };
+  const paidTwice = new Set<string>();
+  let tasks = 0;
+  for (const bulk of bulks) {
+    for (const task of bulk.tasks) {
+      tasks += 1;
+      const first = firstPaid.get(task.contentKey);
+      if (!first) {
+        firstPaid.set(task.contentKey, {
+          bulkId: bulk.id,
+          createdAt: bulk.createdAt,
+          taskIds: new Set([task.taskId]),
+        });
+        continue;
+      }
+      paidTwice.add(task.contentKey);
+      const died = input.disruptions.filter((d) => d.at >= first.createdAt && d.at <= bulk.createdAt);
+      const recordedAt = ledger.get(first.bulkId);
+      if (first.taskIds.has(task.taskId)) byCause.retry += 1;
+      else if (died.length === 0) byCause.rebalance += 1;
+      else if (recordedAt !== undefined && died.some((d) => d.at > recordedAt))
+        byCause.ledgerNotConsulted += 1;
+      else byCause.kill += 1;
+      first.taskIds.add(task.taskId);
+    }
+  }
+  const distinct = firstPaid.size;
+  return {
+    bulks: bulks.length,
+    tasks,
+    lookupsNeeded,
+    distinctContentsPaid: distinct,
+    tasksBeyondNeeded: tasks - distinct,
+    quotaConsumed: input.sandbox.quotaConsumed,
+    quotaBeyondNeeded: input.sandbox.quotaConsumed - distinct,
+    paidTwice: { contents: paidTwice.size, tasks: tasks - distinct, byCause },
+  };
+}

@@ -1,0 +1,129 @@
+// The sandbox as a process of its own (`partner-enrich sandbox`), so a scenario can kill and
+// restart it like any remote service and inject faults over its admin API. What it accepted
+// (bulk audit, counters) lives in its memory; collect() gathers it before every stop, so the
+// totals survive restarts.
+import {
+  freePort,
+  startService,
+  stopProcess,
+  waitUntil,
+  type RunDir,
+} from '../../../deploy/local/processes.ts';
+import type { FaultSettingsInput, SandboxStatsSnapshot } from '../../../src/sandbox/index.ts';
+import type { BulkAuditEntry } from '../../../src/sandbox/state/bulk-audit.ts';
+import { CLI, NODE } from './run-dir.ts';
+
+export interface SandboxOptions {
+  orgs: number;
+  seed: number;
+  mode?: 'realistic' | 'instant';
+}
+
+/** Sums of the counters over every life of the sandbox. */
+export interface SandboxTotals {
+  bulks: BulkAuditEntry[];
+  bulkSubmissions: number;
+  bulkTasks: number;
+  quotaConsumed: number;
+  quotaConsumeRequests: number;
+  injectedServerErrors: number;
+  injectedThrottles: number;
+  restarts: number;
+}
+
+export interface SandboxProcess {
+  url: string;
+  setFaults(faults: FaultSettingsInput): Promise<void>;
+  /** Reads the audit and counters of the current life into the totals. */
+  collect(): Promise<SandboxTotals>;
+  kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSandboxProcess(runDir: RunDir, options: SandboxOptions): Promise<SandboxProcess> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const args = [
+    CLI,
+    'sandbox',
+    ...['--port', String(port), '--orgs', String(options.orgs), '--seed', String(options.seed)],
+    ...['--mode', options.mode ?? 'realistic'],
+  ];
+  const launch = async () => {
+    const service = await startService(runDir, `sandbox-${port}`, NODE, args);
+    await waitUntil('sandbox', async () => (await fetch(`${url}/admin/stats`)).ok, {
+      timeoutMs: 60_000,
+      ...service,
+    });
+    return service;
+  };
+  let service = await launch();
+  const totals: SandboxTotals = {
+    bulks: [],
+    bulkSubmissions: 0,
+    bulkTasks: 0,
+    quotaConsumed: 0,
+    quotaConsumeRequests: 0,
+    injectedServerErrors: 0,
+    injectedThrottles: 0,
+    restarts: 0,
+  };
+  // Counters of the current life already added to the totals, so collect() can be called often.
+  let counted = { bulks: new Set<string>(), stats: undefined as SandboxStatsSnapshot | undefined };
+  const get = async <T>(path: string): Promise<T> => {
+    const response = await fetch(`${url}${path}`);
+    if (!response.ok) throw new Error(`sandbox ${path}: ${response.status}`);
+    return (await response.json()) as T;
+  };
+  const collect = async (): Promise<SandboxTotals> => {
+    if (service.exited()) return totals;
+    const [audit, stats] = await Promise.all([
+      get<{ bulks: BulkAuditEntry[] }>('/admin/bulk-audit'),
+      get<SandboxStatsSnapshot>('/admin/stats'),
+    ]);
+    for (const bulk of audit.bulks) {
+      if (counted.bulks.has(bulk.id)) continue;
+      counted.bulks.add(bulk.id);
+      totals.bulks.push(bulk);
+    }
+    const before = counted.stats;
+    const delta = (key: keyof SandboxStatsSnapshot & keyof SandboxTotals) =>
+      (stats[key] as number) - ((before?.[key] as number | undefined) ?? 0);
+    totals.bulkSubmissions += delta('bulkSubmissions');
+    totals.bulkTasks += delta('bulkTasks');
+    totals.quotaConsumed += delta('quotaConsumed');
+    totals.quotaConsumeRequests += delta('quotaConsumeRequests');
+    totals.injectedServerErrors += delta('injectedServerErrors');
+    totals.injectedThrottles += delta('injectedThrottles');
+    counted.stats = stats;
+    return totals;
+  };
+  return {
+    url,
+    async setFaults(faults) {
+      const response = await fetch(`${url}/admin/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(faults),
+      });
+      if (!response.ok) throw new Error(`sandbox faults: ${response.status} ${await response.text()}`);
+    },
+    collect,
+    async kill(signal) {
+      await collect();
+      process.kill(-service.pid, signal);
+      while (!service.exited()) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+    async restart() {
+      if (!service.exited()) throw new Error('sandbox is still running');
+      service = await launch();
+      counted = { bulks: new Set(), stats: undefined };
+      totals.restarts += 1;
+    },
+    async stop() {
+      await collect().catch(() => totals);
+      await stopProcess(service.pid, 5_000);
+    },
+  };
+}
