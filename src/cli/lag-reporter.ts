@@ -7,6 +7,8 @@ import { createKafka } from './enrichment.ts';
 export function startLagReporter(config: Config, intervalMs = 15_000): { stop(): Promise<void> } {
   const admin = createKafka(config.kafka).admin();
   const connected = admin.connect();
+  // A failed connection is the report's to see; without this it would be unhandled until then.
+  connected.catch(() => {});
   const report = async () => {
     await connected;
     const topic = config.topics.input;
