@@ -12,7 +12,7 @@ export type RecordSource = (typeof RECORD_SOURCES)[number];
 export const RECORD_OUTCOMES = ['MATCH', 'MAYBE_MATCH', 'NO_MATCH', 'FAILED', 'SKIPPED_UNCHANGED'] as const;
 export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
 
-export const INTAKE_PAUSE_REASONS = ['quota', 'backpressure'] as const;
+export const INTAKE_PAUSE_REASONS = ['quota', 'backpressure', 'schema-registry', 'restoring'] as const;
 export type IntakePauseReason = (typeof INTAKE_PAUSE_REASONS)[number];
 
 /** From a small bulk on the sandbox (well under a second) to a large one on a busy service. */

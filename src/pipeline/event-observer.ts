@@ -1,7 +1,7 @@
 // Publishes what the pipeline does on the namespaced diagnostics channels
 // (observability/events.ts), where metrics and any other subscriber pick it up.
 import { pipelineEvents } from '../observability/events.ts';
-import type { RecordOutcome, RecordSource } from '../observability/metrics.ts';
+import type { IntakePauseReason, RecordOutcome, RecordSource } from '../observability/metrics.ts';
 import type { PipelineObserver } from './ports.ts';
 
 export function eventObserver(source: RecordSource): PipelineObserver {
@@ -24,10 +24,10 @@ export function eventObserver(source: RecordSource): PipelineObserver {
       pipelineEvents.retry.publish({ operation: 'bulk-lookup', reason: code, attempt }),
     intakePaused: (reason) => {
       if (reason === 'quota') pipelineEvents.quota.publish({ type: 'over-limit' });
-      pipelineEvents.intake.publish({ type: 'paused', reason: reason as 'quota' | 'backpressure' });
+      pipelineEvents.intake.publish({ type: 'paused', reason: reason as IntakePauseReason });
     },
     intakeResumed: (reason) =>
-      pipelineEvents.intake.publish({ type: 'resumed', reason: reason as 'quota' | 'backpressure' }),
+      pipelineEvents.intake.publish({ type: 'resumed', reason: reason as IntakePauseReason }),
     quotaUsed: (amount) => pipelineEvents.quota.publish({ type: 'consumed', tasks: amount }),
   };
 }
