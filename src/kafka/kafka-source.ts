@@ -99,11 +99,24 @@ export class KafkaSource implements RecordSource {
   }
 
   pause(partitions: PartitionRef[]): void {
-    this.#consumer.pause(byTopic(partitions));
+    this.#whileRunning(() => this.#consumer.pause(byTopic(partitions)));
   }
 
   resume(partitions: PartitionRef[]): void {
-    this.#consumer.resume(byTopic(partitions));
+    this.#whileRunning(() => this.#consumer.resume(byTopic(partitions)));
+  }
+
+  /**
+   * kafkajs refuses pause and resume while its consumer is not running (after a crash, before
+   * it restarts). Nothing is fetched then anyway, and the pipeline states every partition's
+   * pause anew when it is assigned again.
+   */
+  #whileRunning(change: () => void): void {
+    try {
+      change();
+    } catch (error) {
+      if ((error as Error).name !== 'KafkaJSNonRetriableError') throw error;
+    }
   }
 
   async commit(positions: Committable[]): Promise<void> {
@@ -114,7 +127,7 @@ export class KafkaSource implements RecordSource {
 
   async stop(): Promise<void> {
     this.#stopped = true;
-    this.#consumer.pause([{ topic: this.#options.topic }]);
+    this.#whileRunning(() => this.#consumer.pause([{ topic: this.#options.topic }]));
   }
 
   async close(): Promise<void> {

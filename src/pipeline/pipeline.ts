@@ -218,12 +218,14 @@ export class Pipeline {
   }
 
   #revoked(partitions: PartitionRef[]): void {
+    // Flow control first: what is released below may resume intake, and the source must not be
+    // told about partitions it no longer has.
+    this.#flow.revoked(partitions);
     for (const partition of partitions) {
       this.#ownership.revoke(partition);
       this.#intake.revoke(partition);
       this.#committer.revoke(partition);
     }
-    this.#flow.revoked(partitions);
     this.#lookups.dropStale();
     if (partitions.length > 0) this.#observer.partitionsRevoked?.(partitions);
   }
