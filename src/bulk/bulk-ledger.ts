@@ -28,6 +28,8 @@ export interface LedgerEntry {
   bulkId?: string;
   /** Until when (epoch ms) the submitter of an intent vouches for it. */
   leaseUntil?: number;
+  /** The intent's quota is consumed: whoever adopts it does not consume again. */
+  paid?: boolean;
   createdAt: number;
   tasks: LedgerTask[];
 }
@@ -95,9 +97,12 @@ export class BulkLedger {
     return this.#byRecord.get(recordKey(position));
   }
 
-  /** Records the intent to submit these tasks, before their quota is consumed; again to renew its lease. */
-  async intend(submissionId: string, tasks: LedgerTask[], leaseMs: number): Promise<void> {
-    await this.#save(submissionId, { leaseUntil: this.#now() + leaseMs }, tasks);
+  /**
+   * Records the intent to submit these tasks, before their quota is consumed; again once it
+   * is (`paid`), and again to renew its lease.
+   */
+  async intend(submissionId: string, tasks: LedgerTask[], leaseMs: number, paid = false): Promise<void> {
+    await this.#save(submissionId, { leaseUntil: this.#now() + leaseMs, ...(paid ? { paid } : {}) }, tasks);
   }
 
   /**
@@ -164,7 +169,11 @@ export class BulkLedger {
     ];
   }
 
-  async #save(submissionId: string, state: Pick<LedgerEntry, 'bulkId' | 'leaseUntil'>, tasks: LedgerTask[]) {
+  async #save(
+    submissionId: string,
+    state: Pick<LedgerEntry, 'bulkId' | 'leaseUntil' | 'paid'>,
+    tasks: LedgerTask[],
+  ) {
     const byPartition = new Map<string, LedgerEntry>();
     for (const task of tasks) {
       const partition = positionKey(task.positions[0] as SourcePosition);
@@ -211,6 +220,7 @@ export class BulkLedger {
         this.#byRecord.set(recordKey(position), {
           submissionId,
           ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
+          ...(entry.paid ? { paid: true } : {}),
           taskId: task.taskId,
           hash: task.hash,
         });

@@ -239,7 +239,8 @@ export class LookupCoordinator {
     const { ledger, quota, runner, observer } = this.#parts;
     const submissionId = randomUUID();
     const leaseMs = this.#options.submissionLeaseMs;
-    const intend = () => ledger.intend(submissionId, works.map(ledgerTask), leaseMs);
+    let paid = false;
+    const intend = () => ledger.intend(submissionId, works.map(ledgerTask), leaseMs, paid);
     await intend();
     const renewal = setInterval(() => void intend().catch(() => {}), leaseMs / 3);
     try {
@@ -259,6 +260,10 @@ export class LookupCoordinator {
         await ledger.abandon(submissionId);
         return undefined;
       }
+      // Every task left is paid for now (granted, or paid before): whoever adopts this intent
+      // (this process died) knows not to consume it again.
+      paid = true;
+      await intend();
       for (const work of works) {
         work.attempts += 1;
         work.prepaid = true;
@@ -320,7 +325,8 @@ export class LookupCoordinator {
   /**
    * Reads the results of a submission made before (by an earlier run or another member). An
    * intent is waited for first: until its bulk is recorded, it is withdrawn (look up anew), or
-   * its lease ran out (its submitter died after paying, perhaps: look up without paying again).
+   * its lease ran out (its submitter died): look up anew, consuming quota only where the intent
+   * does not say it was consumed already.
    */
   async #resume(work: PartnerWork, submitted: SubmittedTask): Promise<void> {
     delete work.resumeFrom;
@@ -337,7 +343,7 @@ export class LookupCoordinator {
       }
       if (now.bulkId === undefined) {
         this.#parts.observer.intentAdopted?.(work.records.length);
-        work.prepaid = true;
+        work.prepaid = now.paid === true;
         this.#batcher.add(work);
         return;
       }

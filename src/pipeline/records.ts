@@ -31,6 +31,8 @@ export interface SubmittedTask {
   submissionId: string;
   /** Absent while the submission is an intent: its bulk is not created yet. */
   bulkId?: string;
+  /** An intent whose quota is consumed. */
+  paid?: boolean;
   taskId: string;
   hash: string;
 }
