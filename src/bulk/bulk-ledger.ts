@@ -30,6 +30,8 @@ export interface LedgerEntry {
   leaseUntil?: number;
   /** The intent's quota is consumed: whoever adopts it does not consume again. */
   paid?: boolean;
+  /** The consumer group member that wrote the intent: once it left the group, the intent is abandoned. */
+  owner?: string;
   createdAt: number;
   tasks: LedgerTask[];
 }
@@ -50,6 +52,8 @@ export interface LedgerStore {
   save(entries: LedgerEntry[]): Promise<void>;
   remove(keys: string[]): Promise<void>;
 }
+
+const OWNER_CHECK_MS = 2_000;
 
 const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
 const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
@@ -101,8 +105,18 @@ export class BulkLedger {
    * Records the intent to submit these tasks, before their quota is consumed; again once it
    * is (`paid`), and again to renew its lease.
    */
-  async intend(submissionId: string, tasks: LedgerTask[], leaseMs: number, paid = false): Promise<void> {
-    await this.#save(submissionId, { leaseUntil: this.#now() + leaseMs, ...(paid ? { paid } : {}) }, tasks);
+  async intend(
+    submissionId: string,
+    tasks: LedgerTask[],
+    intent: { leaseMs: number; paid: boolean; owner?: string | undefined },
+  ): Promise<void> {
+    const { leaseMs, paid, owner } = intent;
+    const state = {
+      leaseUntil: this.#now() + leaseMs,
+      ...(paid ? { paid } : {}),
+      ...(owner ? { owner } : {}),
+    };
+    await this.#save(submissionId, state, tasks);
   }
 
   /**
@@ -124,17 +138,29 @@ export class BulkLedger {
 
   /**
    * Resolves when the intent a record was found under is settled for that record: its bulk
-   * recorded, the record left out or the intent withdrawn, or the lease run out without
-   * renewal (its submitter is gone).
+   * recorded, the record left out or the intent withdrawn, or its submitter gone: the lease
+   * ran out without renewal, or `gone` says its writer left the consumer group (a member
+   * killed with SIGKILL leaves it before anyone else is given its partitions).
    */
-  async settled(position: SourcePosition, submissionId: string): Promise<void> {
-    for (;;) {
+  async settled(
+    position: SourcePosition,
+    submissionId: string,
+    gone: (owner: string) => Promise<boolean> = async () => false,
+  ): Promise<void> {
+    const open = () => {
       const found = this.find(position);
-      if (found?.submissionId !== submissionId || found.bulkId !== undefined) return;
-      const keys = [...(this.#bySubmission.get(submissionId) ?? [])];
-      const leaseUntil = Math.max(...keys.map((key) => this.#entries.get(key)?.leaseUntil ?? 0));
-      const wait = leaseUntil - this.#now();
-      if (wait <= 0) return;
+      return found?.submissionId === submissionId && found.bulkId === undefined;
+    };
+    for (;;) {
+      if (!open()) return;
+      const entries = [...(this.#bySubmission.get(submissionId) ?? [])].map((key) => this.#entries.get(key));
+      const owner = entries.find((entry) => entry?.owner)?.owner;
+      if (owner && (await gone(owner).catch(() => false))) return;
+      if (!open()) return;
+      const leaseUntil = Math.max(...entries.map((entry) => entry?.leaseUntil ?? 0));
+      // The writer's membership is looked at again now and then while the lease runs.
+      const wait = Math.min(leaseUntil - this.#now(), OWNER_CHECK_MS);
+      if (leaseUntil <= this.#now()) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(wake, wait);
         const waiters = this.#waiters.get(submissionId) ?? [];
@@ -171,7 +197,7 @@ export class BulkLedger {
 
   async #save(
     submissionId: string,
-    state: Pick<LedgerEntry, 'bulkId' | 'leaseUntil' | 'paid'>,
+    state: Pick<LedgerEntry, 'bulkId' | 'leaseUntil' | 'paid' | 'owner'>,
     tasks: LedgerTask[],
   ) {
     const byPartition = new Map<string, LedgerEntry>();
@@ -201,16 +227,25 @@ export class BulkLedger {
     const keys = this.#bySubmission.get(submissionId);
     keys?.delete(key);
     if (keys?.size === 0) this.#bySubmission.delete(submissionId);
+    this.#unindexRecords(entry);
+    this.#wake(submissionId);
+  }
+
+  #unindexRecords(entry: LedgerEntry): void {
+    const submissionId = submissionOf(entry);
     for (const task of entry.tasks)
       for (const p of task.positions)
         if (this.#byRecord.get(recordKey(p))?.submissionId === submissionId)
           this.#byRecord.delete(recordKey(p));
-    this.#wake(submissionId);
   }
 
   #index(entry: LedgerEntry): void {
     const key = entryKey(entry);
     const submissionId = submissionOf(entry);
+    // An entry saved again may hold fewer records (a bulk cut to the quota granted): the ones
+    // it no longer holds are free to go into another submission.
+    const previous = this.#entries.get(key);
+    if (previous) this.#unindexRecords(previous);
     this.#entries.set(key, entry);
     const keys = this.#bySubmission.get(submissionId) ?? new Set<string>();
     keys.add(key);

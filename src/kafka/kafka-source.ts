@@ -34,9 +34,15 @@ export class KafkaSource implements RecordSource {
   readonly #options: KafkaSourceOptions;
   /** What this member was assigned at its last join. */
   #assignment = new Map<string, PartitionRef>();
+  #memberId: string | undefined;
+  #members: { at: number; members: Promise<Set<string>> } | undefined;
+  /** Every id this process joined under: after a consumer crash it rejoins under a new one. */
+  readonly #ownMemberIds = new Set<string>();
+  readonly #kafka: Kafka;
   #stopped = false;
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
+    this.#kafka = kafka;
     this.#options = options;
     this.#consumer = kafka.consumer({
       groupId: options.groupId,
@@ -52,7 +58,11 @@ export class KafkaSource implements RecordSource {
   async start(handler: SourceHandler): Promise<void> {
     const { topic } = this.#options;
     const { GROUP_JOIN, REBALANCING, CRASH } = this.#consumer.events;
-    this.#consumer.on(GROUP_JOIN, ({ payload }) => this.#joined(handler, payload.memberAssignment));
+    this.#consumer.on(GROUP_JOIN, ({ payload }) => {
+      this.#memberId = payload.memberId;
+      this.#ownMemberIds.add(payload.memberId);
+      this.#joined(handler, payload.memberAssignment);
+    });
     this.#consumer.on(REBALANCING, () => handler.rebalancing());
     this.#consumer.on(CRASH, ({ payload }) => {
       // kafkajs disconnects before it restarts: the group takes back every partition.
@@ -96,6 +106,35 @@ export class KafkaSource implements RecordSource {
     this.#assignment = next;
     handler.revoked(revoked);
     handler.assigned([...next.values()]);
+  }
+
+  get memberId(): string | undefined {
+    return this.#memberId;
+  }
+
+  /**
+   * The group's members now, and every id this process had: its own submissions are alive
+   * while it is. Asked by every record waiting on an intent: one answer serves all for a second.
+   */
+  groupMembers(): Promise<Set<string>> {
+    const now = Date.now();
+    if (!this.#members || now - this.#members.at > 1_000) {
+      const members = this.#describeMembers();
+      this.#members = { at: now, members };
+      members.catch(() => (this.#members = undefined));
+    }
+    return this.#members.members;
+  }
+
+  async #describeMembers(): Promise<Set<string>> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const { groups } = await admin.describeGroups([this.#options.groupId]);
+      return new Set([...this.#ownMemberIds, ...(groups[0]?.members.map((member) => member.memberId) ?? [])]);
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   pause(partitions: PartitionRef[]): void {

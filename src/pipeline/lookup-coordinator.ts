@@ -56,6 +56,10 @@ export interface LookupParts {
   finished(work: PartnerWork): void;
   /** A failure the pipeline cannot go on after (a bug: an error without a code of ours). */
   fail(error: Error): void;
+  /** This member's id in its consumer group, written into its intents. */
+  member?: () => string | undefined;
+  /** The group's members now: an intent whose writer is not among them is abandoned. */
+  groupMembers?: () => Promise<Set<string>>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -240,7 +244,8 @@ export class LookupCoordinator {
     const submissionId = randomUUID();
     const leaseMs = this.#options.submissionLeaseMs;
     let paid = false;
-    const intend = () => ledger.intend(submissionId, works.map(ledgerTask), leaseMs, paid);
+    const intend = () =>
+      ledger.intend(submissionId, works.map(ledgerTask), { leaseMs, paid, owner: this.#parts.member?.() });
     await intend();
     const renewal = setInterval(() => void intend().catch(() => {}), leaseMs / 3);
     try {
@@ -289,6 +294,12 @@ export class LookupCoordinator {
     }
   }
 
+  /** Whether the member that wrote an intent has left the group (never this process itself). */
+  async #gone(owner: string): Promise<boolean> {
+    const { groupMembers } = this.#parts;
+    return groupMembers !== undefined && !(await groupMembers()).has(owner);
+  }
+
   /** Keeps what the quota granted (work paid before first); the rest waits for the next bulk. */
   #cutToGranted(works: PartnerWork[], granted: number): PartnerWork[] {
     const prepaid = works.filter((work) => work.prepaid);
@@ -334,7 +345,7 @@ export class LookupCoordinator {
     let { bulkId } = submitted;
     if (bulkId === undefined) {
       const { position } = (work.records[0] as PartnerWork['records'][number]).input;
-      await this.#parts.ledger.settled(position, submitted.submissionId);
+      await this.#parts.ledger.settled(position, submitted.submissionId, (owner) => this.#gone(owner));
       if (this.#stopped || !this.#owned(work)) return;
       const now = this.#parts.ledger.find(position);
       if (now?.submissionId !== submitted.submissionId) {

@@ -100,6 +100,8 @@ export class Pipeline {
         context: this.#context,
         finished: (work) => this.#finished(work.records.map((r) => r.input)),
         fail: (error) => this.#fail(unexpected(error)),
+        member: () => parts.source.memberId,
+        ...(parts.source.groupMembers ? { groupMembers: parts.source.groupMembers.bind(parts.source) } : {}),
       },
       options,
     );

@@ -35,6 +35,10 @@ export interface RecordSource {
   resume(partitions: PartitionRef[]): void;
   /** Makes positions durable: after a restart, reading continues from them. Rejects when the commit failed. */
   commit(positions: Committable[]): Promise<void>;
+  /** This member's id in its consumer group, once it joined (Kafka). */
+  readonly memberId?: string | undefined;
+  /** The group's members now and this process's earlier ids (Kafka): an intent's writer not among them is gone. */
+  groupMembers?(): Promise<Set<string>>;
   /** Resolves when a bounded source (a file) has delivered its last record. */
   readonly drained?: Promise<void>;
   /** Stops delivering for good; commits still work until close(). */

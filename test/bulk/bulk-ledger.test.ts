@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
+
+const at = (partition: number, offset: number) => ({ topic: 'partners', partition, offset });
+const task = (id: string, partition: number, offset: number) => ({
+  taskId: id,
+  hash: `h-${id}`,
+  positions: [at(partition, offset)],
+});
+
+describe('BulkLedger', () => {
+  it('finds a record under its intent, then under its bulk', async () => {
+    const ledger = new BulkLedger(memoryLedgerStore());
+    await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 60_000, paid: false });
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', taskId: 'a' });
+    expect(ledger.find(at(0, 1))?.bulkId).toBeUndefined();
+    await ledger.record('s1', 'bulk-1', [task('a', 0, 1)]);
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
+  });
+
+  it('regression: records left out when a bulk is cut to the quota granted are free for another submission', async () => {
+    const ledger = new BulkLedger(memoryLedgerStore());
+    await ledger.intend('s1', [task('a', 0, 1), task('b', 0, 2)], { leaseMs: 60_000, paid: false });
+    await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 60_000, paid: true });
+    expect(ledger.find(at(0, 2))).toBeUndefined();
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', paid: true });
+  });
+
+  it('releases an entry once its partition is committed past all of its records', async () => {
+    const ledger = new BulkLedger(memoryLedgerStore());
+    await ledger.record('s1', 'bulk-1', [task('a', 0, 1), task('b', 1, 5)]);
+    expect(await ledger.release([{ topic: 'partners', partition: 0, offset: 2 }])).toEqual([]);
+    expect(ledger.find(at(0, 1))).toBeUndefined();
+    expect(ledger.find(at(1, 5))?.bulkId).toBe('bulk-1');
+    expect(await ledger.release([{ topic: 'partners', partition: 1, offset: 6 }])).toEqual(['bulk-1']);
+    expect(ledger.size).toBe(0);
+  });
+
+  it('settles an intent whose writer left the group without waiting for its lease', async () => {
+    const ledger = new BulkLedger(memoryLedgerStore());
+    await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });
+    await ledger.settled(at(0, 1), 's1', async (owner) => owner === 'member-1');
+    expect(ledger.find(at(0, 1))?.bulkId).toBeUndefined();
+  });
+
+  it('settles an intent when its bulk is recorded', async () => {
+    const ledger = new BulkLedger(memoryLedgerStore());
+    await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });
+    const settled = ledger.settled(at(0, 1), 's1', async () => false);
+    await ledger.record('s1', 'bulk-1', [task('a', 0, 1)]);
+    await settled;
+    expect(ledger.find(at(0, 1))?.bulkId).toBe('bulk-1');
+  });
+});
