@@ -177,12 +177,9 @@ export class Intake {
     lookup.jsonRecord = jsonRecord;
     lookup.hash = contentHash(jsonRecord);
     // A Kafka position never changes content: a record found in a submission was part of it,
-    // perhaps coalesced into a newer version's task, whose content (hash) the lookup was for.
+    // perhaps coalesced into a newer version's task (whose result it then gets, as before).
     const submitted = this.#parts.ledger.find(input.position);
-    if (submitted) {
-      lookup.resumeFrom = submitted;
-      lookup.hash = submitted.hash;
-    }
+    if (submitted) lookup.resumeFrom = submitted;
     this.#parts.schedule(lookup);
   }
 

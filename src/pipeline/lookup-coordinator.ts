@@ -321,8 +321,9 @@ export class LookupCoordinator {
 
   /** Someone submitted this content after it was read (or is about to): follow that submission. */
   #recorded(work: PartnerWork): boolean {
-    // Work that was looked up or resumed before knows its bulk already; its retry is a new lookup.
-    if (work.attempts > 0 || work.prepaid) return false;
+    // Work that was looked up, resumed or adopted before knows its bulk already; its retry is
+    // a new lookup.
+    if (work.attempts > 0 || work.prepaid || work.adopted) return false;
     for (const { input } of work.records) {
       const submitted = this.#parts.ledger.find(input.position);
       if (submitted && submitted.hash === work.hash) {
@@ -348,18 +349,24 @@ export class LookupCoordinator {
       await this.#parts.ledger.settled(position, submitted.submissionId, (owner) => this.#gone(owner));
       if (this.#stopped || !this.#owned(work)) return;
       const now = this.#parts.ledger.find(position);
-      if (now?.submissionId !== submitted.submissionId) {
-        this.#batcher.add(work);
+      if (now?.submissionId === submitted.submissionId && now.bulkId !== undefined) bulkId = now.bulkId;
+      else {
+        // Withdrawn (look up anew) or abandoned by its writer (adopted: paid for already if it
+        // says so). Either way this work asks the ledger no more, and goes through
+        // skip-unchanged first: a re-send folded into the same intent as an earlier version
+        // finds that version's result stored by now.
+        if (now?.submissionId === submitted.submissionId) {
+          this.#parts.observer.intentAdopted?.(work.records.length);
+          work.prepaid = now.paid === true;
+        }
+        work.adopted = true;
+        this.#dispatch(work);
         return;
       }
-      if (now.bulkId === undefined) {
-        this.#parts.observer.intentAdopted?.(work.records.length);
-        work.prepaid = now.paid === true;
-        this.#batcher.add(work);
-        return;
-      }
-      bulkId = now.bulkId;
     }
+    // The result is the one of the content the submission was for (the newest of a coalesced
+    // task): that is what the storage records.
+    work.hash = submitted.hash;
     // Reading an earlier run's bulk counts as an attempt: a FAILED task in it, or a bulk the
     // service no longer knows, is retried as a new lookup within the same budget.
     work.attempts += 1;

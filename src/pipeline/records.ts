@@ -58,6 +58,8 @@ export interface PartnerWork {
   /** Answers about the task itself (FAILED, a failed bulk) so far; they spend the retry budget. */
   failures?: number;
   resumeFrom?: SubmittedTask;
+  /** It went through an earlier submission's intent (withdrawn or adopted): the ledger is not asked again. */
+  adopted?: boolean;
   /** Its quota is consumed and no bulk was created with it yet (a create failed, its submitter died): not paid again. */
   prepaid?: boolean;
 }
