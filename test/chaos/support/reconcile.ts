@@ -5,6 +5,7 @@
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import type { Expected } from './input.ts';
+import { lookupAccount, type LookupAccount, type ResultSeen } from './lookups.ts';
 import type { SandboxTotals } from './sandbox-process.ts';
 import { readWholeTopic } from './topic-reader.ts';
 
@@ -77,6 +78,8 @@ export interface Reconciliation {
     quotaBeyondNeeded: number;
     paidTwice: { contents: number; tasks: number; byCause: Record<PaidTwiceCause, number> };
   };
+  /** Payment against the lookups needed when partners come in several versions (lookups.ts). */
+  lookups: LookupAccount;
 }
 
 const header = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined =>
@@ -113,6 +116,7 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
   ]);
 
   const outputs = new Map<string, Output[]>();
+  const results: ResultSeen[] = [];
   const add = (position: string, output: Output) => {
     const list = outputs.get(position) ?? [];
     list.push(output);
@@ -126,7 +130,9 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
       reused: boolean;
     };
     if (result.source.topic !== topics.input) continue;
-    add(`${result.source.partition}:${Number(result.source.offset)}`, {
+    const position = `${result.source.partition}:${Number(result.source.offset)}`;
+    results.push({ position, bulkId: result.bulkId, reused: result.reused });
+    add(position, {
       kind: 'match',
       bulkId: result.bulkId,
       reused: result.reused,
@@ -196,6 +202,13 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
     duplicates: { positions: duplicatePositions, extraOutputs, byCause },
     commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
     payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
+    lookups: await lookupAccount({
+      registry,
+      inputs,
+      results,
+      bulks: input.sandbox.bulks,
+      quotaConsumed: input.sandbox.quotaConsumed,
+    }),
   };
 }
 
