@@ -11,7 +11,6 @@
 //   beyond what was needed: a `retry` when the service answered that task FAILED, a
 //   `serviceRestart` when the service restarted after accepting it and the content was looked
 //   up again in a later life (at most once: a third payment is `other`), else `other`.
-import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { toJsonRecord } from '../../../src/mapping/lookup-task.ts';
 import { contentKey } from '../../../src/sandbox/state/bulk-audit.ts';
 import type { PartnerRecord } from '../../../src/serde/partner-record.ts';
@@ -44,13 +43,14 @@ export interface ResultSeen {
 }
 
 export async function lookupAccount(input: {
-  registry: SchemaRegistry;
+  /** The input value as a PartnerRecord (the registry's decoder); throws for a malformed record. */
+  decode: (value: Buffer) => Promise<unknown>;
   inputs: ReadMessage[];
   results: ResultSeen[];
   bulks: AuditedBulk[];
   quotaConsumed: number;
 }): Promise<LookupAccount> {
-  const contentAt = await contentsOf(input.registry, input.inputs);
+  const contentAt = await contentsOf(input.decode, input.inputs);
   const acceptable = acceptableContents(input.inputs, contentAt);
   const bulkContents = new Map(input.bulks.map((b) => [b.id, new Set(b.tasks.map((t) => t.contentKey))]));
   const everPaid = new Set(input.bulks.flatMap((b) => b.tasks.map((t) => t.contentKey)));
@@ -123,12 +123,15 @@ export async function lookupAccount(input: {
 }
 
 /** The content key of every input record that decodes and maps; the rest are not valid records. */
-async function contentsOf(registry: SchemaRegistry, inputs: ReadMessage[]): Promise<Map<string, string>> {
+async function contentsOf(
+  decode: (value: Buffer) => Promise<unknown>,
+  inputs: ReadMessage[],
+): Promise<Map<string, string>> {
   const contents = new Map<string, string>();
   for (const message of inputs) {
     if (message.value === null) continue;
     try {
-      const partner = (await registry.decode(message.value)) as PartnerRecord;
+      const partner = (await decode(message.value)) as PartnerRecord;
       contents.set(`${message.partition}:${message.offset}`, contentKey(toJsonRecord(partner)));
     } catch {
       // Malformed: its account is the dead letter, not a lookup.

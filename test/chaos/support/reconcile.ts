@@ -203,7 +203,7 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
     commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
     payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
     lookups: await lookupAccount({
-      registry,
+      decode: (value) => registry.decode(value),
       inputs,
       results,
       bulks: input.sandbox.bulks,
