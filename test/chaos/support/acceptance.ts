@@ -60,6 +60,11 @@ export function expectPaidOnlyWhatWasNeeded(report: ScenarioReport): void {
   expect
     .soft(lookups.quotaBeyondNeeded, 'quota units beyond the lookups needed, retries and forgotten bulks')
     .toBeLessThanOrEqual(0);
+  // Nothing died between an intent and its quota consume: no lookup may go unpaid by the quota.
+  if (report.processes.pipelineKills === 0 && report.processes.selfExits.length === 0)
+    expect
+      .soft(report.payment.quotaConsumed, 'quota units consumed, against tasks paid (nothing was killed)')
+      .toBe(report.lookups.tasks);
   if (report.sandbox.restarts === 0)
     expect.soft(lookups.beyondNeeded.serviceRestart, 'forgotten bulks without a service restart').toBe(0);
 }
