@@ -65,10 +65,10 @@ describe('chaos: API faults in phases (503, 429 with Retry-After, latency, FAILE
       const after = await sandboxStats(scenario.sandbox.url);
       const seconds = (Date.now() - started) / 1_000;
       const requests = sent(after) - sent(before);
-      const refused =
-        after.injectedThrottles -
-        before.injectedThrottles +
-        (after.injectedServerErrors - before.injectedServerErrors);
+      const refused = (['injectedThrottles', 'injectedServerErrors', 'injectedResets'] as const).reduce(
+        (sum, counter) => sum + after[counter] - before[counter],
+        0,
+      );
       phases.push({
         phase: phase.name,
         seconds: Math.round(seconds),
