@@ -60,6 +60,14 @@ export type PaidTwiceCause =
   /** Nothing died in between: two owners of the same records (rebalance). */
   | 'rebalance';
 
+export interface PaidTwiceExample {
+  contentKey: string;
+  cause: PaidTwiceCause;
+  first: { bulkId: string; createdAt: number; tasks: number; recordedAfterMs: number | null };
+  again: { bulkId: string; afterMs: number; tasks: number };
+  disruptionsAfterMs: { afterMs: number; what: string }[];
+}
+
 export interface Reconciliation {
   input: { records: number; match: number; deadLetter: number; oversize: number };
   lost: number;
@@ -77,6 +85,8 @@ export interface Reconciliation {
     quotaConsumed: number;
     quotaBeyondNeeded: number;
     paidTwice: { contents: number; tasks: number; byCause: Record<PaidTwiceCause, number> };
+    /** The first few contents paid twice, with what the cause was decided on (ms from the first bulk's creation). */
+    paidTwiceSample: PaidTwiceExample[];
   };
   /** Payment against the lookups needed when partners come in several versions (lookups.ts). */
   lookups: LookupAccount;
@@ -212,14 +222,18 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
   };
 }
 
-/** When each bulk was first recorded in the ledger (the state topic's message time). */
+/**
+ * When each bulk was first recorded in the ledger: the state topic's message time of the first
+ * entry naming it (entries are keyed by submission and partition; an intent names no bulk).
+ */
 function ledgerTimes(
   messages: { key: Buffer | null; value: Buffer | null; timestamp: string }[],
 ): Map<string, number> {
   const times = new Map<string, number>();
   for (const m of messages) {
-    const bulkId = m.key?.toString('utf8');
-    if (m.value !== null && bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
+    if (m.value === null) continue;
+    const { bulkId } = JSON.parse(m.value.toString('utf8')) as { bulkId?: string };
+    if (bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
   }
   return times;
 }
@@ -230,7 +244,11 @@ function payment(
   lookupsNeeded: number,
 ): Reconciliation['payment'] {
   const bulks = [...input.sandbox.bulks].sort((a, b) => a.createdAt - b.createdAt);
-  const firstPaid = new Map<string, { bulkId: string; createdAt: number; taskIds: Set<string> }>();
+  const firstPaid = new Map<
+    string,
+    { bulkId: string; createdAt: number; tasks: number; taskIds: Set<string> }
+  >();
+  const sample: PaidTwiceExample[] = [];
   const byCause: Record<PaidTwiceCause, number> = { retry: 0, ledgerNotConsulted: 0, kill: 0, rebalance: 0 };
   const paidTwice = new Set<string>();
   let tasks = 0;
@@ -242,6 +260,7 @@ function payment(
         firstPaid.set(task.contentKey, {
           bulkId: bulk.id,
           createdAt: bulk.createdAt,
+          tasks: bulk.tasks.length,
           taskIds: new Set([task.taskId]),
         });
         continue;
@@ -249,12 +268,28 @@ function payment(
       paidTwice.add(task.contentKey);
       const died = input.disruptions.filter((d) => d.at >= first.createdAt && d.at <= bulk.createdAt);
       const recordedAt = ledger.get(first.bulkId);
-      if (first.taskIds.has(task.taskId)) byCause.retry += 1;
-      else if (died.length === 0) byCause.rebalance += 1;
-      else if (recordedAt !== undefined && died.some((d) => d.at > recordedAt))
-        byCause.ledgerNotConsulted += 1;
-      else byCause.kill += 1;
+      const cause: PaidTwiceCause = first.taskIds.has(task.taskId)
+        ? 'retry'
+        : died.length === 0
+          ? 'rebalance'
+          : recordedAt !== undefined && died.some((d) => d.at > recordedAt)
+            ? 'ledgerNotConsulted'
+            : 'kill';
+      byCause[cause] += 1;
       first.taskIds.add(task.taskId);
+      if (sample.length < 20)
+        sample.push({
+          contentKey: task.contentKey,
+          cause,
+          first: {
+            bulkId: first.bulkId,
+            createdAt: first.createdAt,
+            tasks: first.tasks,
+            recordedAfterMs: recordedAt === undefined ? null : recordedAt - first.createdAt,
+          },
+          again: { bulkId: bulk.id, afterMs: bulk.createdAt - first.createdAt, tasks: bulk.tasks.length },
+          disruptionsAfterMs: died.map((d) => ({ afterMs: d.at - first.createdAt, what: d.what })),
+        });
     }
   }
   const distinct = firstPaid.size;
@@ -267,5 +302,6 @@ function payment(
     quotaConsumed: input.sandbox.quotaConsumed,
     quotaBeyondNeeded: input.sandbox.quotaConsumed - distinct,
     paidTwice: { contents: paidTwice.size, tasks: tasks - distinct, byCause },
+    paidTwiceSample: sample,
   };
 }
