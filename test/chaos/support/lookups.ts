@@ -31,6 +31,12 @@ export interface LookupAccount {
   resultsOfOtherContent: number;
   /** Reused MatchResults whose content (or a newer version's) was never looked up. */
   reusedNeverLookedUp: number;
+  /** The first few contents with a payment counted `other`: every payment, and the results of the records carrying it. */
+  otherSample: {
+    contentKey: string;
+    payments: { bulkId: string; createdAt: number; life: number; status?: string }[];
+    records: { position: string; results: { bulkId: string | null; reused: boolean }[] }[];
+  }[];
   /** Valid input records (decoded and mapped here) and how many distinct contents they carry. */
   validRecords: number;
   distinctContents: number;
@@ -88,6 +94,7 @@ export async function lookupAccount(input: {
   const beyond = { total: 0, retry: 0, serviceRestart: 0, other: 0 };
   const forgotten = { bulks: new Set<string>(), tasks: 0 };
   const repaidAfterRestart = new Set<string>();
+  const others = new Set<string>();
   let tasks = 0;
   for (const bulk of [...input.bulks].sort((a, b) => a.createdAt - b.createdAt)) {
     for (const task of bulk.tasks) {
@@ -106,7 +113,10 @@ export async function lookupAccount(input: {
         beyond.serviceRestart += 1;
         forgotten.bulks.add(bulk.id);
         forgotten.tasks += 1;
-      } else beyond.other += 1;
+      } else {
+        beyond.other += 1;
+        others.add(task.contentKey);
+      }
     }
   }
   return {
@@ -117,6 +127,27 @@ export async function lookupAccount(input: {
     forgotten: { bulks: forgotten.bulks.size, tasks: forgotten.tasks },
     resultsOfOtherContent,
     reusedNeverLookedUp,
+    otherSample: [...others].slice(0, 10).map((c) => ({
+      contentKey: c,
+      payments: input.bulks.flatMap((b) =>
+        b.tasks
+          .filter((t) => t.contentKey === c)
+          .map((t) => ({
+            bulkId: b.id,
+            createdAt: b.createdAt,
+            life: b.life,
+            ...(t.status ? { status: t.status } : {}),
+          })),
+      ),
+      records: [...contentAt]
+        .filter(([, content]) => content === c)
+        .map(([position]) => ({
+          position,
+          results: input.results
+            .filter((r) => r.position === position)
+            .map((r) => ({ bulkId: r.bulkId, reused: r.reused })),
+        })),
+    })),
     validRecords: contentAt.size,
     distinctContents: new Set(contentAt.values()).size,
   };

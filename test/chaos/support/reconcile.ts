@@ -7,7 +7,7 @@ import type { Kafka } from 'kafkajs';
 import type { Expected } from './input.ts';
 import { lookupAccount, type LookupAccount, type ResultSeen } from './lookups.ts';
 import type { SandboxTotals } from './sandbox-process.ts';
-import { readWholeTopic } from './topic-reader.ts';
+import { readWholeTopic, type ReadMessage } from './topic-reader.ts';
 
 export interface Topics {
   input: string;
@@ -90,6 +90,20 @@ export interface Reconciliation {
   };
   /** Payment against the lookups needed when partners come in several versions (lookups.ts). */
   lookups: LookupAccount;
+  /** The state topic's messages about the records of the first contents paid beyond need, in order: why they were. */
+  ledgerTrail: LedgerTrailEntry[];
+}
+
+export interface LedgerTrailEntry {
+  key: string | null;
+  at: number;
+  partition: number;
+  offset: string;
+  submissionId?: string;
+  bulkId?: string;
+  leaseUntil?: number;
+  /** Of the watched records, those this entry names. */
+  positions: string[];
 }
 
 const header = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined =>
@@ -203,6 +217,13 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
   }
 
   const behind = await committedBehind(kafka, input.groupId, topics.input);
+  const lookups = await lookupAccount({
+    decode: (value) => registry.decode(value),
+    inputs,
+    results,
+    bulks: input.sandbox.bulks,
+    quotaConsumed: input.sandbox.quotaConsumed,
+  });
   return {
     input: counts,
     lost,
@@ -212,13 +233,11 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
     duplicates: { positions: duplicatePositions, extraOutputs, byCause },
     commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
     payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
-    lookups: await lookupAccount({
-      decode: (value) => registry.decode(value),
-      inputs,
-      results,
-      bulks: input.sandbox.bulks,
-      quotaConsumed: input.sandbox.quotaConsumed,
-    }),
+    lookups,
+    ledgerTrail: ledgerTrail(
+      ledger,
+      lookups.otherSample.slice(0, 3).flatMap((o) => o.records.map((r) => r.position)),
+    ),
   };
 }
 
@@ -236,6 +255,39 @@ function ledgerTimes(
     if (bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
   }
   return times;
+}
+
+function ledgerTrail(messages: ReadMessage[], watched: string[]): LedgerTrailEntry[] {
+  const watch = new Set(watched);
+  const keys = new Set<string>();
+  const trail: LedgerTrailEntry[] = [];
+  for (const m of messages) {
+    const key = m.key?.toString('utf8') ?? null;
+    const base = { key, at: Number(m.timestamp), partition: m.partition, offset: m.offset };
+    if (m.value === null) {
+      if (key !== null && keys.has(key)) trail.push({ ...base, positions: [] });
+      continue;
+    }
+    const entry = JSON.parse(m.value.toString('utf8')) as {
+      submissionId?: string;
+      bulkId?: string;
+      leaseUntil?: number;
+      tasks?: { positions: { partition: number; offset: number }[] }[];
+    };
+    const positions = (entry.tasks ?? [])
+      .flatMap((t) => t.positions.map((p) => `${p.partition}:${p.offset}`))
+      .filter((p) => watch.has(p));
+    if (positions.length === 0) continue;
+    if (key !== null) keys.add(key);
+    trail.push({
+      ...base,
+      ...(entry.submissionId ? { submissionId: entry.submissionId } : {}),
+      ...(entry.bulkId ? { bulkId: entry.bulkId } : {}),
+      ...(entry.leaseUntil ? { leaseUntil: entry.leaseUntil } : {}),
+      positions,
+    });
+  }
+  return trail.sort((a, b) => a.at - b.at);
 }
 
 function payment(
