@@ -14,7 +14,7 @@ beforeAll(async () => {
     partitions: 3,
     maxInFlightRecords: 1_000,
     // A short lease: an intent its killed submitter left is adopted after 10 s, not 60 s.
-    env: { PARTNER_ENRICH_REFDATA__TIMEOUT_MS: '5000', PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info' },
+    env: { PARTNER_ENRICH_REFDATA__TIMEOUT_MS: '5000' },
   });
 });
 afterAll(() => scenario?.close());

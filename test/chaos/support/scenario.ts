@@ -143,7 +143,7 @@ export class Scenario {
       PARTNER_ENRICH_RETRY__INITIAL_DELAY_MS: '100',
       PARTNER_ENRICH_RETRY__MAX_DELAY_MS: '2000',
       PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
-      PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
+      PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
       ...this.options.env,
     };
   }
