@@ -1,6 +1,6 @@
 // The sandbox as a fastify application: every operation of the OpenAPI document on one
 // address (the five roots share no path), plus the admin routes. Each API request passes, in
-// order: counting, injected faults, authentication (onRequest), then validation against the
+// order: counting, injected faults (a reset ends it there), authentication (onRequest), then validation against the
 // document (preHandler, once the body is parsed), then its handler; its answer, error or not,
 // is checked against the document (preSerialization) unless `validateResponses` is off.
 
@@ -49,11 +49,12 @@ export function buildSandboxApp(sandboxOptions: SandboxOptions = {}): SandboxApp
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
     },
   );
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', async (request, reply) => {
     const operation = request.routeOptions.config.operation;
     if (!operation) return;
     state.stats.countRequest(operation.operationId);
-    await applyRequestFaults(state.faults, state.stats);
+    await applyRequestFaults(state.faults, state.stats, request, reply);
+    if (reply.sent) return;
     request.principal = authentication.check(operation.root, request);
   });
   app.addHook('preHandler', validateRequest);

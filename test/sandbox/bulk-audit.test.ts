@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForBulkLookup } from '../../src/refdata/index.ts';
 import { contentKey } from '../../src/sandbox/state/bulk-audit.ts';
 import { bulkTask, knownPartner } from './support/partners.ts';
 import { startTestSandbox, type TestSandbox } from './support/sandbox-fixtures.ts';
@@ -10,7 +11,11 @@ beforeAll(async () => {
 afterAll(() => sandbox.close());
 
 interface Audit {
-  bulks: { id: string; createdAt: number; tasks: { taskId: string; contentKey: string }[] }[];
+  bulks: {
+    id: string;
+    createdAt: number;
+    tasks: { taskId: string; contentKey: string; status?: string }[];
+  }[];
 }
 const audit = async () => (await sandbox.raw('GET', '/admin/bulk-audit')).body as unknown as Audit;
 
@@ -24,13 +29,27 @@ describe('sandbox bulk audit (GET /admin/bulk-audit)', () => {
       // The first partner again under another task id, in another bulk: paid twice.
       await sandbox.client.createBulkLookup({ body: { tasks: [{ ...first, id: 'b-1' }] } }),
     ];
+    for (const bulk of created) await waitForBulkLookup(sandbox.client, bulk.id ?? '', { initialDelayMs: 5 });
     const { bulks } = await audit();
     expect(bulks.map((bulk) => bulk.id)).toEqual(created.map((bulk) => bulk.id));
     expect(bulks[0]?.tasks.map((task) => task.taskId)).toEqual(['a-1', 'a-2']);
     const [a1, a2] = bulks[0]?.tasks ?? [];
-    expect(bulks[1]?.tasks).toEqual([{ taskId: 'b-1', contentKey: a1?.contentKey }]);
+    expect(bulks[1]?.tasks).toEqual([{ taskId: 'b-1', contentKey: a1?.contentKey, status: 'OK' }]);
     expect(a2?.contentKey).not.toBe(a1?.contentKey);
     expect(bulks[0]?.createdAt).toBeTypeOf('number');
+  });
+
+  it('gives each task its status once it ran, so a retry after an injected FAILED can be told apart', async () => {
+    await sandbox.raw('POST', '/admin/reset');
+    await sandbox.raw('PUT', '/admin/faults', { body: { taskFailureRate: 1 } });
+    const bulk = await sandbox.client.createBulkLookup({
+      body: { tasks: [bulkTask('f-1', knownPartner(sandbox.state, 4))] },
+    });
+    await waitForBulkLookup(sandbox.client, bulk.id ?? '', { initialDelayMs: 5 });
+    await sandbox.raw('PUT', '/admin/faults', { body: { taskFailureRate: 0 } });
+    expect((await audit()).bulks[0]?.tasks).toEqual([
+      { taskId: 'f-1', contentKey: expect.any(String), status: 'FAILED' },
+    ]);
   });
 
   it('gives the same content key whatever the order of the jsonRecord members', () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RefDataHttpError, waitForBulkLookup } from '../../src/refdata/index.ts';
+import { RefDataHttpError, RefDataTransportError, waitForBulkLookup } from '../../src/refdata/index.ts';
 import { bulkTask, knownPartner } from './support/partners.ts';
 import { startTestSandbox, type TestSandbox } from './support/sandbox-fixtures.ts';
 
@@ -14,6 +14,7 @@ const NO_FAULTS = {
   latencyJitterMs: 0,
   errorRate: 0,
   throttleRate: 0,
+  resetRate: 0,
   retryAfterSeconds: 1,
   taskFailureRate: 0,
   jobDeathRate: 0,
@@ -59,6 +60,20 @@ describe('sandbox fault injection through the admin endpoint', () => {
     expect(failed.body.code).toBe('INJECTED_SERVER_ERROR');
     await setFaults({ errorRate: 0 });
     expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 0, injectedServerErrors: 1 });
+  });
+
+  it('resets the connection without an answer while the reset rate is 1, without processing the request', async () => {
+    await sandbox.raw('POST', '/admin/reset');
+    await setFaults({ resetRate: 1 });
+    const error = await sandbox.client
+      .createBulkLookup({ body: { tasks: [bulkTask('t1', knownPartner(sandbox.state, 2))] } })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(RefDataTransportError);
+    expect(error).toMatchObject({ code: 'REFDATA_NETWORK_ERROR', systemCode: 'ECONNRESET' });
+    expect((await sandbox.raw('GET', '/admin/stats')).status).toBe(200);
+    await setFaults({ resetRate: 0 });
+    expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 0, injectedResets: 1 });
+    expect((await sandbox.raw('GET', '/configurations/businesspartnerlookup')).status).toBe(200);
   });
 
   it('draws the same faults for the same seed: a reset replays the sequence', async () => {

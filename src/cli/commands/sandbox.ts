@@ -14,6 +14,7 @@ interface SandboxFlags {
   latencyJitterMs: number;
   errorRate: number;
   throttleRate: number;
+  resetRate: number;
   retryAfterSeconds: number;
   taskFailureRate: number;
   jobDeathRate: number;
@@ -58,6 +59,7 @@ export function registerSandbox(program: Command): void {
     .option('--latency-jitter-ms <ms>', 'up to this much more latency, drawn per request', integer, 0)
     .option('--error-rate <share>', 'share of requests answered 503', share, 0)
     .option('--throttle-rate <share>', 'share of requests answered 429 with Retry-After', share, 0)
+    .option('--reset-rate <share>', 'share of requests whose connection is reset without an answer', share, 0)
     .option('--retry-after-seconds <s>', 'Retry-After of the injected 429s', integer, 1)
     .option('--task-failure-rate <share>', 'share of bulk tasks that end FAILED', share, 0)
     .option('--job-death-rate <share>', 'share of jobs that die half-way', share, 0)
@@ -77,6 +79,7 @@ export function registerSandbox(program: Command): void {
           latencyJitterMs: flags.latencyJitterMs,
           errorRate: flags.errorRate,
           throttleRate: flags.throttleRate,
+          resetRate: flags.resetRate,
           retryAfterSeconds: flags.retryAfterSeconds,
           taskFailureRate: flags.taskFailureRate,
           jobDeathRate: flags.jobDeathRate,

@@ -1,6 +1,7 @@
 // What every accepted bulk asked for, for tests that reconcile payment (GET /admin/bulk-audit):
 // a task's content key is a hash of its jsonRecord with keys sorted, so the same partner
-// content sent twice, under any task id, in any bulk, has the same key.
+// content sent twice, under any task id, in any bulk, has the same key. A task's status, once
+// it ran, tells a retry after an injected FAILED from content paid twice for no reason.
 
 import { createHash } from 'node:crypto';
 import type { BulkLookupRecord } from './bulk-lookups.ts';
@@ -9,7 +10,7 @@ export interface BulkAuditEntry {
   id: string;
   /** Epoch milliseconds on the sandbox clock. */
   createdAt: number;
-  tasks: { taskId: string; contentKey: string }[];
+  tasks: { taskId: string; contentKey: string; status?: string }[];
 }
 
 const sortedKeys = (_key: string, value: unknown): unknown =>
@@ -23,11 +24,18 @@ export const contentKey = (jsonRecord: unknown): string =>
     .digest('hex')
     .slice(0, 32);
 
-export const bulkAuditEntry = (bulk: BulkLookupRecord): BulkAuditEntry => ({
-  id: bulk.id,
-  createdAt: bulk.createdAt,
-  tasks: bulk.tasks.map((task) => ({
-    taskId: task.id,
-    contentKey: contentKey(task.businessPartner.jsonRecord),
-  })),
-});
+export function bulkAuditEntry(bulk: BulkLookupRecord): BulkAuditEntry {
+  const statuses = new Map(bulk.results.map((result) => [result.taskId, result.status?.code]));
+  return {
+    id: bulk.id,
+    createdAt: bulk.createdAt,
+    tasks: bulk.tasks.map((task) => {
+      const status = statuses.get(task.id);
+      return {
+        taskId: task.id,
+        contentKey: contentKey(task.businessPartner.jsonRecord),
+        ...(status === undefined ? {} : { status }),
+      };
+    }),
+  };
+}

@@ -17,6 +17,11 @@ export const faultSettingsSchema = z.strictObject({
   errorRate: share.default(0),
   /** Share of API requests answered 429 with Retry-After without being processed. */
   throttleRate: share.default(0),
+  /**
+   * Share of API requests whose connection is reset (TCP RST) without an answer, once the
+   * request was read and before it is processed: the client cannot tell it was not processed.
+   */
+  resetRate: share.default(0),
   /** Retry-After of the injected 429s, in seconds. */
   retryAfterSeconds: z.number().int().min(0).default(1),
   /** Share of bulk lookup tasks that end with status FAILED. */
@@ -34,7 +39,7 @@ export type FaultSettingsInput = z.input<typeof faultSettingsSchema>;
 export const faultSettingsPatchSchema = faultSettingsSchema.partial();
 
 export type RequestFault =
-  { kind: 'server-error' } | { kind: 'throttled'; retryAfterSeconds: number } | undefined;
+  { kind: 'server-error' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'reset' } | undefined;
 
 export class Faults {
   readonly #initial: FaultSettings;
@@ -76,9 +81,10 @@ export class Faults {
   }
 
   requestFault(): RequestFault {
-    const { errorRate, throttleRate, retryAfterSeconds } = this.#settings;
+    const { errorRate, throttleRate, resetRate, retryAfterSeconds } = this.#settings;
     if (this.#roll(throttleRate)) return { kind: 'throttled', retryAfterSeconds };
     if (this.#roll(errorRate)) return { kind: 'server-error' };
+    if (this.#roll(resetRate)) return { kind: 'reset' };
     return undefined;
   }
 

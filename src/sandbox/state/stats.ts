@@ -17,6 +17,8 @@ export interface SandboxStatsSnapshot {
   quotaJobUnits: number;
   injectedServerErrors: number;
   injectedThrottles: number;
+  /** Connections reset without an answer (`resetRate`). */
+  injectedResets: number;
   jobsCreated: number;
   /** Jobs the fault chose to die, counted when created (they die later, on the clock). */
   jobsDied: number;
@@ -35,6 +37,7 @@ const zeroCounters = (): Record<Counter, number> => ({
   quotaJobUnits: 0,
   injectedServerErrors: 0,
   injectedThrottles: 0,
+  injectedResets: 0,
   jobsCreated: 0,
   jobsDied: 0,
 });

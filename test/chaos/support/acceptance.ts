@@ -35,3 +35,36 @@ export function expectAcceptance(report: ScenarioReport): void {
     .soft(report.inFlightPeak, `peak records in flight (limit ${report.maxInFlightRecords} + 10%)`)
     .toBeLessThanOrEqual(Math.floor(report.maxInFlightRecords * IN_FLIGHT_TOLERANCE));
 }
+
+/**
+ * Issue 10: no task and no quota unit paid beyond the lookups needed (lookups.ts), apart from
+ * the exceptions the issue names: a retry after the service answered a task FAILED, and one
+ * new lookup per task of a bulk the restarted service forgot. Every record's MatchResult is
+ * about its own content or a newer version's.
+ */
+export function expectPaidOnlyWhatWasNeeded(report: ScenarioReport): void {
+  const { lookups } = report;
+  expect
+    .soft(
+      lookups.resultsOfOtherContent,
+      "MatchResults from a bulk that looked up neither the record's content nor a newer version's",
+    )
+    .toBe(0);
+  expect.soft(lookups.reusedNeverLookedUp, 'reused MatchResults whose content was never looked up').toBe(0);
+  expect
+    .soft(
+      lookups.beyondNeeded.other,
+      'tasks beyond the lookups needed (neither a retry after FAILED nor a bulk the restarted service forgot)',
+    )
+    .toBe(0);
+  expect
+    .soft(lookups.quotaBeyondNeeded, 'quota units beyond the lookups needed, retries and forgotten bulks')
+    .toBeLessThanOrEqual(0);
+  // Nothing died between an intent and its quota consume: no lookup may go unpaid by the quota.
+  if (report.processes.pipelineKills === 0 && report.processes.selfExits.length === 0)
+    expect
+      .soft(report.payment.quotaConsumed, 'quota units consumed, against tasks paid (nothing was killed)')
+      .toBe(report.lookups.tasks);
+  if (report.sandbox.restarts === 0)
+    expect.soft(lookups.beyondNeeded.serviceRestart, 'forgotten bulks without a service restart').toBe(0);
+}

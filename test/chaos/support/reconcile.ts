@@ -5,8 +5,9 @@
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import type { Expected } from './input.ts';
+import { lookupAccount, type LookupAccount, type ResultSeen } from './lookups.ts';
 import type { SandboxTotals } from './sandbox-process.ts';
-import { readWholeTopic } from './topic-reader.ts';
+import { readWholeTopic, type ReadMessage } from './topic-reader.ts';
 
 export interface Topics {
   input: string;
@@ -59,6 +60,14 @@ export type PaidTwiceCause =
   /** Nothing died in between: two owners of the same records (rebalance). */
   | 'rebalance';
 
+export interface PaidTwiceExample {
+  contentKey: string;
+  cause: PaidTwiceCause;
+  first: { bulkId: string; createdAt: number; tasks: number; recordedAfterMs: number | null };
+  again: { bulkId: string; afterMs: number; tasks: number };
+  disruptionsAfterMs: { afterMs: number; what: string }[];
+}
+
 export interface Reconciliation {
   input: { records: number; match: number; deadLetter: number; oversize: number };
   lost: number;
@@ -76,7 +85,25 @@ export interface Reconciliation {
     quotaConsumed: number;
     quotaBeyondNeeded: number;
     paidTwice: { contents: number; tasks: number; byCause: Record<PaidTwiceCause, number> };
+    /** The first few contents paid twice, with what the cause was decided on (ms from the first bulk's creation). */
+    paidTwiceSample: PaidTwiceExample[];
   };
+  /** Payment against the lookups needed when partners come in several versions (lookups.ts). */
+  lookups: LookupAccount;
+  /** The state topic's messages about the records of the first contents paid beyond need, in order: why they were. */
+  ledgerTrail: LedgerTrailEntry[];
+}
+
+export interface LedgerTrailEntry {
+  key: string | null;
+  at: number;
+  partition: number;
+  offset: string;
+  submissionId?: string;
+  bulkId?: string;
+  leaseUntil?: number;
+  /** Of the watched records, those this entry names. */
+  positions: string[];
 }
 
 const header = (value: Buffer | string | (Buffer | string)[] | undefined): string | undefined =>
@@ -113,6 +140,7 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
   ]);
 
   const outputs = new Map<string, Output[]>();
+  const results: ResultSeen[] = [];
   const add = (position: string, output: Output) => {
     const list = outputs.get(position) ?? [];
     list.push(output);
@@ -126,7 +154,9 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
       reused: boolean;
     };
     if (result.source.topic !== topics.input) continue;
-    add(`${result.source.partition}:${Number(result.source.offset)}`, {
+    const position = `${result.source.partition}:${Number(result.source.offset)}`;
+    results.push({ position, bulkId: result.bulkId, reused: result.reused });
+    add(position, {
       kind: 'match',
       bulkId: result.bulkId,
       reused: result.reused,
@@ -187,6 +217,13 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
   }
 
   const behind = await committedBehind(kafka, input.groupId, topics.input);
+  const lookups = await lookupAccount({
+    decode: (value) => registry.decode(value),
+    inputs,
+    results,
+    bulks: input.sandbox.bulks,
+    quotaConsumed: input.sandbox.quotaConsumed,
+  });
   return {
     input: counts,
     lost,
@@ -196,19 +233,61 @@ export async function reconcile(input: ReconcileInput): Promise<Reconciliation> 
     duplicates: { positions: duplicatePositions, extraOutputs, byCause },
     commits: { atEnd: Object.values(behind).every((n) => n === 0), behind },
     payment: payment(input, ledgerTimes(ledger), counts.match + counts.oversize),
+    lookups,
+    ledgerTrail: ledgerTrail(
+      ledger,
+      lookups.otherSample.slice(0, 3).flatMap((o) => o.records.map((r) => r.position)),
+    ),
   };
 }
 
-/** When each bulk was first recorded in the ledger (the state topic's message time). */
+/**
+ * When each bulk was first recorded in the ledger: the state topic's message time of the first
+ * entry naming it (entries are keyed by submission and partition; an intent names no bulk).
+ */
 function ledgerTimes(
   messages: { key: Buffer | null; value: Buffer | null; timestamp: string }[],
 ): Map<string, number> {
   const times = new Map<string, number>();
   for (const m of messages) {
-    const bulkId = m.key?.toString('utf8');
-    if (m.value !== null && bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
+    if (m.value === null) continue;
+    const { bulkId } = JSON.parse(m.value.toString('utf8')) as { bulkId?: string };
+    if (bulkId && !times.has(bulkId)) times.set(bulkId, Number(m.timestamp));
   }
   return times;
+}
+
+function ledgerTrail(messages: ReadMessage[], watched: string[]): LedgerTrailEntry[] {
+  const watch = new Set(watched);
+  const keys = new Set<string>();
+  const trail: LedgerTrailEntry[] = [];
+  for (const m of messages) {
+    const key = m.key?.toString('utf8') ?? null;
+    const base = { key, at: Number(m.timestamp), partition: m.partition, offset: m.offset };
+    if (m.value === null) {
+      if (key !== null && keys.has(key)) trail.push({ ...base, positions: [] });
+      continue;
+    }
+    const entry = JSON.parse(m.value.toString('utf8')) as {
+      submissionId?: string;
+      bulkId?: string;
+      leaseUntil?: number;
+      tasks?: { positions: { partition: number; offset: number }[] }[];
+    };
+    const positions = (entry.tasks ?? [])
+      .flatMap((t) => t.positions.map((p) => `${p.partition}:${p.offset}`))
+      .filter((p) => watch.has(p));
+    if (positions.length === 0) continue;
+    if (key !== null) keys.add(key);
+    trail.push({
+      ...base,
+      ...(entry.submissionId ? { submissionId: entry.submissionId } : {}),
+      ...(entry.bulkId ? { bulkId: entry.bulkId } : {}),
+      ...(entry.leaseUntil ? { leaseUntil: entry.leaseUntil } : {}),
+      positions,
+    });
+  }
+  return trail.sort((a, b) => a.at - b.at);
 }
 
 function payment(
@@ -217,7 +296,11 @@ function payment(
   lookupsNeeded: number,
 ): Reconciliation['payment'] {
   const bulks = [...input.sandbox.bulks].sort((a, b) => a.createdAt - b.createdAt);
-  const firstPaid = new Map<string, { bulkId: string; createdAt: number; taskIds: Set<string> }>();
+  const firstPaid = new Map<
+    string,
+    { bulkId: string; createdAt: number; tasks: number; taskIds: Set<string> }
+  >();
+  const sample: PaidTwiceExample[] = [];
   const byCause: Record<PaidTwiceCause, number> = { retry: 0, ledgerNotConsulted: 0, kill: 0, rebalance: 0 };
   const paidTwice = new Set<string>();
   let tasks = 0;
@@ -229,6 +312,7 @@ function payment(
         firstPaid.set(task.contentKey, {
           bulkId: bulk.id,
           createdAt: bulk.createdAt,
+          tasks: bulk.tasks.length,
           taskIds: new Set([task.taskId]),
         });
         continue;
@@ -236,12 +320,28 @@ function payment(
       paidTwice.add(task.contentKey);
       const died = input.disruptions.filter((d) => d.at >= first.createdAt && d.at <= bulk.createdAt);
       const recordedAt = ledger.get(first.bulkId);
-      if (first.taskIds.has(task.taskId)) byCause.retry += 1;
-      else if (died.length === 0) byCause.rebalance += 1;
-      else if (recordedAt !== undefined && died.some((d) => d.at > recordedAt))
-        byCause.ledgerNotConsulted += 1;
-      else byCause.kill += 1;
+      const cause: PaidTwiceCause = first.taskIds.has(task.taskId)
+        ? 'retry'
+        : died.length === 0
+          ? 'rebalance'
+          : recordedAt !== undefined && died.some((d) => d.at > recordedAt)
+            ? 'ledgerNotConsulted'
+            : 'kill';
+      byCause[cause] += 1;
       first.taskIds.add(task.taskId);
+      if (sample.length < 20)
+        sample.push({
+          contentKey: task.contentKey,
+          cause,
+          first: {
+            bulkId: first.bulkId,
+            createdAt: first.createdAt,
+            tasks: first.tasks,
+            recordedAfterMs: recordedAt === undefined ? null : recordedAt - first.createdAt,
+          },
+          again: { bulkId: bulk.id, afterMs: bulk.createdAt - first.createdAt, tasks: bulk.tasks.length },
+          disruptionsAfterMs: died.map((d) => ({ afterMs: d.at - first.createdAt, what: d.what })),
+        });
     }
   }
   const distinct = firstPaid.size;
@@ -254,5 +354,6 @@ function payment(
     quotaConsumed: input.sandbox.quotaConsumed,
     quotaBeyondNeeded: input.sandbox.quotaConsumed - distinct,
     paidTwice: { contents: paidTwice.size, tasks: tasks - distinct, byCause },
+    paidTwiceSample: sample,
   };
 }

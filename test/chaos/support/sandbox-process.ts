@@ -1,7 +1,8 @@
 // The sandbox as a process of its own (`partner-enrich sandbox`), so a scenario can kill and
 // restart it like any remote service and inject faults over its admin API. What it accepted
 // (bulk audit, counters) lives in its memory; collect() gathers it before every stop, so the
-// totals survive restarts.
+// totals survive restarts. Each bulk is marked with the life of the sandbox that accepted it:
+// a bulk of an earlier life is one the restarted service no longer knows.
 import {
   freePort,
   startService,
@@ -19,15 +20,19 @@ export interface SandboxOptions {
   mode?: 'realistic' | 'instant';
 }
 
+/** A bulk as the audit showed it last, and the life (0 = first start) of the sandbox that accepted it. */
+export type AuditedBulk = BulkAuditEntry & { life: number };
+
 /** Sums of the counters over every life of the sandbox. */
 export interface SandboxTotals {
-  bulks: BulkAuditEntry[];
+  bulks: AuditedBulk[];
   bulkSubmissions: number;
   bulkTasks: number;
   quotaConsumed: number;
   quotaConsumeRequests: number;
   injectedServerErrors: number;
   injectedThrottles: number;
+  injectedResets: number;
   restarts: number;
 }
 
@@ -67,10 +72,12 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
     quotaConsumeRequests: 0,
     injectedServerErrors: 0,
     injectedThrottles: 0,
+    injectedResets: 0,
     restarts: 0,
   };
-  // Counters of the current life already added to the totals, so collect() can be called often.
-  let counted = { bulks: new Set<string>(), stats: undefined as SandboxStatsSnapshot | undefined };
+  // Counters of the current life already added to the totals, so collect() can be called often;
+  // its bulks are replaced by each newer view, whose tasks may have run since.
+  let counted = { bulks: new Map<string, number>(), stats: undefined as SandboxStatsSnapshot | undefined };
   const get = async <T>(path: string): Promise<T> => {
     const response = await fetch(`${url}${path}`);
     if (!response.ok) throw new Error(`sandbox ${path}: ${response.status}`);
@@ -83,9 +90,10 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
       get<SandboxStatsSnapshot>('/admin/stats'),
     ]);
     for (const bulk of audit.bulks) {
-      if (counted.bulks.has(bulk.id)) continue;
-      counted.bulks.add(bulk.id);
-      totals.bulks.push(bulk);
+      const entry = { ...bulk, life: totals.restarts };
+      const index = counted.bulks.get(bulk.id);
+      if (index !== undefined) totals.bulks[index] = entry;
+      else counted.bulks.set(bulk.id, totals.bulks.push(entry) - 1);
     }
     const before = counted.stats;
     const delta = (key: keyof SandboxStatsSnapshot & keyof SandboxTotals) =>
@@ -96,6 +104,7 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
     totals.quotaConsumeRequests += delta('quotaConsumeRequests');
     totals.injectedServerErrors += delta('injectedServerErrors');
     totals.injectedThrottles += delta('injectedThrottles');
+    totals.injectedResets += delta('injectedResets');
     counted.stats = stats;
     return totals;
   };
@@ -118,7 +127,7 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
     async restart() {
       if (!service.exited()) throw new Error('sandbox is still running');
       service = await launch();
-      counted = { bulks: new Set(), stats: undefined };
+      counted = { bulks: new Map(), stats: undefined };
       totals.restarts += 1;
     },
     async stop() {

@@ -51,7 +51,9 @@ export interface ScenarioReport extends Reconciliation {
     brokerKills: number;
   };
   disruptions: Disruption[];
-  sandbox: { bulkSubmissions: number; restarts: number };
+  sandbox: { bulkSubmissions: number; restarts: number; injected: Record<string, number> };
+  /** Measurements a scenario adds (throughput, quota windows). */
+  measured: Record<string, unknown>;
 }
 
 export class Scenario {
@@ -67,6 +69,8 @@ export class Scenario {
   readonly groupId: string;
   readonly replicas: ReplicaSet;
   readonly expected = new Map<string, Expected>();
+  /** What the scenario measured itself, kept in its report. */
+  readonly measured: Record<string, unknown> = {};
   readonly #disruptions: Disruption[] = [];
   readonly #poller: InFlightPoller;
   readonly #started = Date.now();
@@ -139,7 +143,7 @@ export class Scenario {
       PARTNER_ENRICH_RETRY__INITIAL_DELAY_MS: '100',
       PARTNER_ENRICH_RETRY__MAX_DELAY_MS: '2000',
       PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '10000',
-      PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
+      PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'info',
       ...this.options.env,
     };
   }
@@ -257,7 +261,16 @@ export class Scenario {
       ...reconciliation,
       processes: this.#processSummary(),
       disruptions: disruptions.map((d) => ({ at: d.at - this.#started, what: d.what })),
-      sandbox: { bulkSubmissions: sandbox.bulkSubmissions, restarts: sandbox.restarts },
+      sandbox: {
+        bulkSubmissions: sandbox.bulkSubmissions,
+        restarts: sandbox.restarts,
+        injected: {
+          serverErrors: sandbox.injectedServerErrors,
+          throttles: sandbox.injectedThrottles,
+          resets: sandbox.injectedResets,
+        },
+      },
+      measured: this.measured,
     };
     await writeReport(report);
     return report;
@@ -322,11 +335,28 @@ export function formatReport(r: ScenarioReport): string {
     ['tasks beyond needed', String(p.tasksBeyondNeeded)],
     ['quota consumed / beyond needed', `${p.quotaConsumed} / ${p.quotaBeyondNeeded}`],
     ['paid twice (contents) by cause', `${p.paidTwice.contents} ${JSON.stringify(p.paidTwice.byCause)}`],
+    [
+      'versions: valid records / distinct contents',
+      `${r.lookups.validRecords} / ${r.lookups.distinctContents}`,
+    ],
+    ['lookups needed (by MatchResults) / tasks', `${r.lookups.needed} / ${r.lookups.tasks}`],
+    ['tasks beyond needed by cause', JSON.stringify(r.lookups.beyondNeeded)],
+    ['quota beyond needed + retry + restart', String(r.lookups.quotaBeyondNeeded)],
+    [
+      'bulks / tasks the restarted service forgot',
+      `${r.lookups.forgotten.bulks} / ${r.lookups.forgotten.tasks}`,
+    ],
+    [
+      'results of another content / reused never looked up',
+      `${r.lookups.resultsOfOtherContent} / ${r.lookups.reusedNeverLookedUp}`,
+    ],
     ['peak in flight / limit', `${r.inFlightPeak} / ${r.maxInFlightRecords} (${r.inFlightSamples} samples)`],
     ['pipeline SIGKILLs / broker kills', `${r.processes.pipelineKills} / ${r.processes.brokerKills}`],
     ['exits by itself', JSON.stringify(r.processes.selfExits)],
     ['supervisor restarts', String(r.processes.supervisorRestarts)],
     ['SIGTERM exit codes', JSON.stringify(r.processes.sigtermExitCodes)],
+    ['injected faults', JSON.stringify(r.sandbox.injected)],
+    ...Object.entries(r.measured).map(([k, v]): [string, string] => [k, JSON.stringify(v)]),
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return [`chaos reconciliation: ${r.scenario}`, ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join(
