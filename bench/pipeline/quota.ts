@@ -3,8 +3,7 @@
 // window, and records lost. (b) With repeats and unchanged re-sends in the input, the quota
 // units spent per distinct changed record (coalescing and skip-unchanged at work).
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
-import { RefDataClient } from '../../src/refdata/index.ts';
-import { SANDBOX_DEFAULTS, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { setOrganizationQuota, type RunningSandbox } from '../../src/sandbox/index.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import type { BenchContext } from '../support/context.ts';
 import { drainWithPipeline, produceDistinct } from '../support/drain.ts';
@@ -35,28 +34,6 @@ function recordConsumes(sandbox: RunningSandbox): { consumes: Consume[]; stop():
     return outcome;
   };
   return { consumes, stop: () => void (quotas.consume = consume) };
-}
-
-async function setQuota(sandbox: RunningSandbox, maxAmount: number, windowMs: number): Promise<void> {
-  const identity = new RefDataClient({
-    roots: { identity: sandbox.url, auth: sandbox.url },
-    credentials: {
-      clientCredentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret },
-      credentialUsername: 'operator',
-    },
-  });
-  await identity.upsertRateLimitQuotas({
-    body: {
-      quotas: [
-        {
-          service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
-          organization: { id: SANDBOX_DEFAULTS.organizationId },
-          maxAmount,
-          reset: `PT${windowMs / 1000}S`,
-        },
-      ],
-    },
-  });
 }
 
 export interface WindowUse {
@@ -105,7 +82,7 @@ export async function quotaEfficiency(context: BenchContext): Promise<QuotaResul
   const lost: number[] = [];
   const deadLetters: number[] = [];
   try {
-    await setQuota(sandbox, QUOTA, WINDOW_MS);
+    await setOrganizationQuota(sandbox.url, QUOTA, `PT${WINDOW_MS / 1000}S`);
     for (let run = 1; run <= context.runs; run += 1) {
       const recorder = recordConsumes(sandbox);
       let outputs = { results: 0, deadLetters: 0 };

@@ -9,11 +9,10 @@ import { createLogger, createMetrics, subscribeMetrics } from '../../src/observa
 import { eventObserver } from '../../src/pipeline/event-observer.ts';
 import { combineObservers, type PipelineObserver } from '../../src/pipeline/ports.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
-import { RefDataClient } from '../../src/refdata/index.ts';
-import { SANDBOX_DEFAULTS } from '../../src/sandbox/index.ts';
+import { SANDBOX_DEFAULTS, setOrganizationQuota } from '../../src/sandbox/index.ts';
 import { committedAndEndOffsets, readAll, testConfig, waitForFinished } from '../support/enrichment.ts';
 import { eventually } from '../support/kafka.ts';
-import { matchResults, scenario, type Scenario } from '../support/scenario.ts';
+import { matchResults, scenario } from '../support/scenario.ts';
 
 async function runToEnd(
   config: Config,
@@ -28,33 +27,10 @@ async function runToEnd(
   return enrichment;
 }
 
-/** Sets the organization's bulk lookup quota through the sandbox's identity API, as an operator would. */
-async function setQuota(s: Scenario, maxAmount: number, reset: string): Promise<void> {
-  const identity = new RefDataClient({
-    roots: { identity: s.sandbox.url, auth: s.sandbox.url },
-    credentials: {
-      clientCredentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret },
-      credentialUsername: 'operator',
-    },
-  });
-  await identity.upsertRateLimitQuotas({
-    body: {
-      quotas: [
-        {
-          service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
-          organization: { id: SANDBOX_DEFAULTS.organizationId },
-          maxAmount,
-          reset,
-        },
-      ],
-    },
-  });
-}
-
 describe('partner-enrich run under pressure', () => {
   it('pauses intake on OVER_LIMIT and completes every record within a few-hundred-task quota window', async () => {
     const s = await scenario('quota', 1_500);
-    await setQuota(s, 300, 'PT2S');
+    await setOrganizationQuota(s.sandbox.url, 300, 'PT2S');
     const config = testConfig(s.sandbox.url, s.topics, { batching: { maxTasks: 100 } });
     const summary = new RunSummary();
     const metrics = createMetrics();
@@ -88,7 +64,7 @@ describe('partner-enrich run under pressure', () => {
 
   it('regression: a quota window smaller than a bulk (400 per 4 s, bulks of 500) drains 5,000 records using >= 95% of each full window', async () => {
     const s = await scenario('small-window', 5_000);
-    await setQuota(s, 400, 'PT4S');
+    await setOrganizationQuota(s.sandbox.url, 400, 'PT4S');
     const config = testConfig(s.sandbox.url, s.topics, { batching: { maxTasks: 500, lingerMs: 200 } });
     // What each window of the sandbox's quota held when it closed (windows are aligned to the clock).
     const usedByWindow = new Map<number, number>();

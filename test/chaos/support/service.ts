@@ -1,8 +1,12 @@
 // The sandbox process seen from a scenario over HTTP, as an operator and an observer would
 // see the real service: its counters, the organization's bulk lookup quota set through the
 // identity API, and that quota's usage in the current window.
-import { RefDataClient } from '../../../src/refdata/index.ts';
-import { SANDBOX_DEFAULTS, type SandboxStatsSnapshot } from '../../../src/sandbox/index.ts';
+import {
+  SANDBOX_DEFAULTS,
+  sandboxOperator,
+  setOrganizationQuota,
+  type SandboxStatsSnapshot,
+} from '../../../src/sandbox/index.ts';
 
 const QUOTA = {
   service: { technicalKey: 'REFDATA_BULK_LOOKUP' },
@@ -15,19 +19,8 @@ export async function sandboxStats(url: string): Promise<SandboxStatsSnapshot> {
   return (await response.json()) as SandboxStatsSnapshot;
 }
 
-const operator = (url: string) =>
-  new RefDataClient({
-    roots: { identity: url, auth: url, usage: url },
-    credentials: {
-      clientCredentials: { clientId: SANDBOX_DEFAULTS.clientId, clientSecret: SANDBOX_DEFAULTS.clientSecret },
-      credentialUsername: 'operator',
-    },
-  });
-
 /** Sets the organization's bulk lookup quota through the identity API. */
-export async function setQuota(url: string, maxAmount: number, reset: string): Promise<void> {
-  await operator(url).upsertRateLimitQuotas({ body: { quotas: [{ ...QUOTA, maxAmount, reset }] } });
-}
+export const setQuota = setOrganizationQuota;
 
 /** Samples the quota used in the current window every `everyMs`; stop() gives the last sample per window. */
 export function watchQuotaWindows(
@@ -35,7 +28,7 @@ export function watchQuotaWindows(
   windowMs: number,
   everyMs = 25,
 ): { stop(): Promise<Map<number, number>> } {
-  const client = operator(url);
+  const client = sandboxOperator(url);
   const used = new Map<number, number>();
   let running = true;
   const loop = (async () => {
