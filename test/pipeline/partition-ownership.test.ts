@@ -103,7 +103,9 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
   });
   afterAll(() => sandbox?.close());
 
-  function pipeline(options: { maxInFlightRecords?: number; lingerMs?: number } = {}) {
+  function pipeline(
+    options: { maxInFlightRecords?: number; lingerMs?: number; toTask?: typeof toJsonRecord } = {},
+  ) {
     const config = loadConfig({
       env: {},
       overrides: { refdata: { baseUrl: sandbox.url, apiKey: 'sandbox-api-key' } },
@@ -125,7 +127,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         source,
         sink,
         decoder: jsonPartnerDecoder(),
-        toTask: toJsonRecord,
+        toTask: options.toTask ?? toJsonRecord,
         runner,
         ledger,
         storage: new Map(),
@@ -189,6 +191,22 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(sink.matches(0)).toHaveLength(30);
     expect(sink.matches(1)).toHaveLength(0);
     expect(source.commits.some((c) => c.partition === 1)).toBe(false);
+  });
+
+  it('regression: an error without a code of ours (a bug) stops the pipeline instead of being retried as a transport error', async () => {
+    const { enrichment, source, sink } = pipeline({
+      toTask: () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'names')");
+      },
+    });
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    source.deliver(records(0, 0, 5));
+    const failure = await enrichment.failed;
+    expect(failure).toMatchObject({ code: 'PIPELINE_UNEXPECTED_ERROR' });
+    await enrichment.stop(0);
+    expect(sink.messages).toEqual([]);
+    expect(source.commits).toEqual([]);
   });
 
   it('regression: maxInFlightRecords is enforced inside a fetched batch', async () => {
