@@ -113,6 +113,17 @@ describe('the pipeline, per partner', () => {
     expect(matches.at(-1)).toEqual({ partnerId: 'C', deleted: true });
   });
 
+  it('regression: a tombstone for a partner never seen is dead-lettered (it emitted BusinessPartnerDeleted with svcId null)', async () => {
+    const { events, deadLetters, matches } = await enrich(sandbox, [
+      JSON.stringify({ partnerId: 'NEVER-SEEN', deleted: true }),
+    ]);
+
+    expect(events).toEqual([]);
+    expect(matches).toEqual([]);
+    expect(deadLetters).toHaveLength(1);
+    expect(JSON.stringify(deadLetters[0])).toContain('DELETE_UNKNOWN_PARTNER');
+  });
+
   it('keeps every record: outputs or dead letters, none dropped, for a mix of good and bad lines', async () => {
     const good = Array.from({ length: 50 }, (_, i) =>
       line(partnerOf(organization(10 + i), `G-${i}`, 'ERP', i)),
