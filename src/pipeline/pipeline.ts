@@ -212,9 +212,10 @@ export class Pipeline {
     // recorded is known here, so that they resume those bulks instead of paying again.
     const restored = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
     restored.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    // Flow control first, so that the intake's 'restoring' pause has its partition to act on.
+    this.#flow.assigned(partitions);
     for (const partition of fresh)
       this.#intake.assign(partition, this.#ownership.assign(partition), restored);
-    this.#flow.assigned(partitions);
     if (fresh.length > 0) this.#observer.partitionsAssigned?.(fresh);
     this.#lookups.release();
   }
