@@ -138,14 +138,17 @@ export class BulkLedger {
 
   /**
    * Resolves when the intent a record was found under is settled for that record: its bulk
-   * recorded, the record left out or the intent withdrawn, or its submitter gone: the lease
-   * ran out without renewal, or `gone` says its writer left the consumer group (a member
-   * killed with SIGKILL leaves it before anyone else is given its partitions).
+   * recorded, the record left out or the intent withdrawn, or its submitter gone. `alive`
+   * says whether the intent's writer is still a member of the consumer group (undefined
+   * where that cannot be known): a member that left is gone at once (a member killed with
+   * SIGKILL leaves before anyone else is given its partitions), a member still there is
+   * waited for however long its writes take (a broker outage stops its renewals, not its
+   * submission); only where membership is unknown does the lease decide.
    */
   async settled(
     position: SourcePosition,
     submissionId: string,
-    gone: (owner: string) => Promise<boolean> = async () => false,
+    alive: (owner: string) => Promise<boolean | undefined> = async () => undefined,
   ): Promise<void> {
     const open = () => {
       const found = this.find(position);
@@ -155,12 +158,12 @@ export class BulkLedger {
       if (!open()) return;
       const entries = [...(this.#bySubmission.get(submissionId) ?? [])].map((key) => this.#entries.get(key));
       const owner = entries.find((entry) => entry?.owner)?.owner;
-      if (owner && (await gone(owner).catch(() => false))) return;
-      if (!open()) return;
+      const living = owner ? await alive(owner).catch(() => undefined) : undefined;
+      if (living === false || !open()) return;
       const leaseUntil = Math.max(...entries.map((entry) => entry?.leaseUntil ?? 0));
-      // The writer's membership is looked at again now and then while the lease runs.
-      const wait = Math.min(leaseUntil - this.#now(), OWNER_CHECK_MS);
-      if (leaseUntil <= this.#now()) return;
+      if (living === undefined && leaseUntil <= this.#now()) return;
+      // The writer's membership is looked at again now and then while it works.
+      const wait = living ? OWNER_CHECK_MS : Math.min(leaseUntil - this.#now(), OWNER_CHECK_MS);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(wake, wait);
         const waiters = this.#waiters.get(submissionId) ?? [];

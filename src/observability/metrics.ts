@@ -27,6 +27,10 @@ export interface Metrics {
   bulkLatency: Histogram;
   bulkSubmissions: Counter;
   tasksInFlight: Gauge;
+  /** Records taken from the source and not yet finished, as the intake counts them against its cap. */
+  recordsInFlight: Gauge;
+  /** Where recordsInFlight reads from, set once the pipeline exists. */
+  readRecordsInFlight(read: () => number): void;
   /** Tasks consumed from the quota. */
   quotaConsumed: Counter;
   quotaOverLimit: Counter;
@@ -48,6 +52,7 @@ export function createMetrics(): Metrics {
   const gauge = <Label extends string = never>(suffix: string, help: string, labelNames: Label[] = []) =>
     new Gauge<Label>({ name: METRIC_PREFIX + suffix, help, labelNames, registers });
 
+  let readInFlight = () => 0;
   const metrics: Metrics = {
     registry,
     recordsIn: counter('records_in_total', 'Records read from the source.', ['source']),
@@ -63,6 +68,15 @@ export function createMetrics(): Metrics {
     }),
     bulkSubmissions: counter('bulk_submissions_total', 'Bulk lookups submitted.'),
     tasksInFlight: gauge('tasks_in_flight', 'Lookup tasks submitted and not yet answered.'),
+    recordsInFlight: new Gauge({
+      name: `${METRIC_PREFIX}records_in_flight`,
+      help: 'Records taken from the source and not yet finished (capped by batching.maxInFlightRecords).',
+      registers,
+      collect() {
+        this.set(readInFlight());
+      },
+    }),
+    readRecordsInFlight: (read) => void (readInFlight = read),
     quotaConsumed: counter('quota_consumed_total', 'Tasks consumed from the quota.'),
     quotaOverLimit: counter('quota_over_limit_total', 'Quota checks answered OVER_LIMIT.'),
     intakePaused: gauge('intake_paused', '1 while intake is paused (quota or backpressure), else 0.'),

@@ -294,10 +294,10 @@ export class LookupCoordinator {
     }
   }
 
-  /** Whether the member that wrote an intent has left the group (never this process itself). */
-  async #gone(owner: string): Promise<boolean> {
+  /** Whether the member that wrote an intent is still in the group (this process always is); undefined where unknown. */
+  async #alive(owner: string): Promise<boolean | undefined> {
     const { groupMembers } = this.#parts;
-    return groupMembers !== undefined && !(await groupMembers()).has(owner);
+    return groupMembers ? (await groupMembers()).has(owner) : undefined;
   }
 
   /** Keeps what the quota granted (work paid before first); the rest waits for the next bulk. */
@@ -346,7 +346,7 @@ export class LookupCoordinator {
     let { bulkId } = submitted;
     if (bulkId === undefined) {
       const { position } = (work.records[0] as PartnerWork['records'][number]).input;
-      await this.#parts.ledger.settled(position, submitted.submissionId, (owner) => this.#gone(owner));
+      await this.#parts.ledger.settled(position, submitted.submissionId, (owner) => this.#alive(owner));
       if (this.#stopped || !this.#owned(work)) return;
       const now = this.#parts.ledger.find(position);
       if (now?.submissionId === submitted.submissionId && now.bulkId !== undefined) bulkId = now.bulkId;

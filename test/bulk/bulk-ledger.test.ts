@@ -39,14 +39,28 @@ describe('BulkLedger', () => {
   it('settles an intent whose writer left the group without waiting for its lease', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });
-    await ledger.settled(at(0, 1), 's1', async (owner) => owner === 'member-1');
+    await ledger.settled(at(0, 1), 's1', async (owner) => owner !== 'member-1');
     expect(ledger.find(at(0, 1))?.bulkId).toBeUndefined();
+  });
+
+  it('regression: an intent of a member still in the group is waited for past its lease (a broker outage stops renewals, not the submission)', async () => {
+    let now = 0;
+    const ledger = new BulkLedger(memoryLedgerStore(), () => now);
+    await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 1_000, paid: true, owner: 'member-1' });
+    now = 5_000;
+    let settled = false;
+    const waiting = ledger.settled(at(0, 1), 's1', async () => true).then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+    await ledger.record('s1', 'bulk-1', [task('a', 0, 1)]);
+    await waiting;
+    expect(ledger.find(at(0, 1))?.bulkId).toBe('bulk-1');
   });
 
   it('settles an intent when its bulk is recorded', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });
-    const settled = ledger.settled(at(0, 1), 's1', async () => false);
+    const settled = ledger.settled(at(0, 1), 's1', async () => true);
     await ledger.record('s1', 'bulk-1', [task('a', 0, 1)]);
     await settled;
     expect(ledger.find(at(0, 1))?.bulkId).toBe('bulk-1');

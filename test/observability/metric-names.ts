@@ -6,6 +6,7 @@ export const PIPELINE_METRIC_NAMES = [
   'partner_enrich_bulk_latency_seconds',
   'partner_enrich_bulk_submissions_total',
   'partner_enrich_tasks_in_flight',
+  'partner_enrich_records_in_flight',
   'partner_enrich_quota_consumed_total',
   'partner_enrich_quota_over_limit_total',
   'partner_enrich_intake_paused',

@@ -64,6 +64,7 @@ export function registerRun(program: Command): void {
           return await shutdown(0);
         }
         const built = enrichment;
+        metrics.readRecordsInFlight(() => built.pipeline.inFlight);
         health = await startHealthServer({
           host: config.observability.metricsHost,
           port: config.observability.metricsPort,

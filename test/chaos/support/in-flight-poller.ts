@@ -1,9 +1,7 @@
-// Samples each running replica's /metrics and keeps the peak of records in flight. The pipeline
-// has no in-flight gauge; it is derived from counters that exist:
-//   in flight = records_in_total - records_out_total - dead_letters_total{reason not lookup/*}
-// (a lookup that fails for good counts once as out FAILED and once as a lookup dead letter).
-// It runs a little below the pipeline's own count: a record leaves it when its outputs are
-// produced, not when Kafka acknowledges them, and a peak between two samples can be missed.
+// Samples each running replica's /metrics and keeps the peak of records in flight, read from
+// the pipeline's own gauge (partner_enrich_records_in_flight: records taken and not finished,
+// as the intake holds them against its cap; records of a partition the member lost stop
+// counting, since their new owner reads them again). A peak between two samples can be missed.
 export interface InFlightSample {
   at: number;
   port: number;
@@ -23,15 +21,9 @@ function sum(text: string, metric: string, keep: (labels: string) => boolean = (
   return total;
 }
 
+/** The pipeline's own count, the one it holds against its cap. */
 export function inFlightOf(metricsText: string): number {
-  const read = sum(metricsText, 'partner_enrich_records_in_total');
-  const out = sum(metricsText, 'partner_enrich_records_out_total');
-  const deadLetters = sum(
-    metricsText,
-    'partner_enrich_dead_letters_total',
-    (l) => !l.includes('reason="lookup/'),
-  );
-  return read - out - deadLetters;
+  return sum(metricsText, 'partner_enrich_records_in_flight');
 }
 
 export class InFlightPoller {
