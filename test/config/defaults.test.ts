@@ -54,7 +54,7 @@ describe('defaults', () => {
         initialBackoffMs: 500,
         maxBackoffMs: 30_000,
       },
-      rateLimit: { requestsPerSecond: 20, concurrency: 8 },
+      rateLimit: { requestsPerSecond: 20, concurrency: 32 },
       retry: { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 30_000 },
       polling: { initialDelayMs: 100, maxDelayMs: 5_000, pageSize: 1_000 },
       skipUnchanged: true,
