@@ -56,10 +56,6 @@ export class FlowControl {
     this.#apply();
   }
 
-  isPaused(reason: PauseReason): boolean {
-    return this.#global.has(reason);
-  }
-
   #slot(partition: PartitionRef) {
     return this.#partitions.get(positionKey({ ...partition, offset: 0 }));
   }

@@ -29,8 +29,4 @@ export class Ownership {
   owns(partition: PartitionRef, epoch: number): boolean {
     return this.#epochs.get(keyOf(partition)) === epoch;
   }
-
-  get partitions(): number {
-    return this.#epochs.size;
-  }
 }
