@@ -66,6 +66,8 @@ export class BulkLedger {
   readonly #bySubmission = new Map<string, Set<string>>();
   readonly #byRecord = new Map<string, SubmittedTask>();
   readonly #waiters = new Map<string, (() => void)[]>();
+  /** Submissions whose bulk is being (or was) recorded: an intent never overwrites that. */
+  readonly #recording = new Set<string>();
 
   constructor(store: LedgerStore, now: () => number = Date.now) {
     this.#store = store;
@@ -110,6 +112,9 @@ export class BulkLedger {
     tasks: LedgerTask[],
     intent: { leaseMs: number; paid: boolean; owner?: string | undefined },
   ): Promise<void> {
+    // A renewal that fires while the bulk's record is still being written (slow in a broker
+    // outage) would land after it and turn the recorded bulk back into an open intent.
+    if (this.#recording.has(submissionId)) return;
     const { leaseMs, paid, owner } = intent;
     const state = {
       leaseUntil: this.#now() + leaseMs,
@@ -125,6 +130,7 @@ export class BulkLedger {
    * removed, so that their new owner stops waiting for them.
    */
   async record(submissionId: string, bulkId: string, tasks: LedgerTask[]): Promise<void> {
+    this.#recording.add(submissionId);
     await this.#save(submissionId, { bulkId }, tasks);
   }
 
@@ -229,7 +235,10 @@ export class BulkLedger {
     const submissionId = submissionOf(entry);
     const keys = this.#bySubmission.get(submissionId);
     keys?.delete(key);
-    if (keys?.size === 0) this.#bySubmission.delete(submissionId);
+    if (keys?.size === 0) {
+      this.#bySubmission.delete(submissionId);
+      this.#recording.delete(submissionId);
+    }
     this.#unindexRecords(entry);
     this.#wake(submissionId);
   }

@@ -1,6 +1,9 @@
 // Composition root: builds the pipeline from the validated configuration, with Kafka or
 // files at its ends. The commands (run, demo) only choose the ends and what to watch.
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
@@ -14,17 +17,17 @@ import { probeBrokers } from '../kafka/broker-probe.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
 import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
-import { loadStorageIndex } from '../kafka/storage-loader.ts';
+import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
 import { toJsonRecord } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
 import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
 import type { OutputSink, PipelineObserver, RecordSource } from '../pipeline/ports.ts';
-import type { StoredPartner } from '../pipeline/outputs.ts';
 import { QuotaGate } from '../quota/quota-gate.ts';
 import { RequestLimiter } from '../quota/request-limiter.ts';
 import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
 import { RefDataClient, retryChannel } from '../refdata/index.ts';
 import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
+import { PartnerState } from '../state/partner-state.ts';
 
 /**
  * The client of the reference data service. Its HTTP retries follow `retry.*`, the same policy
@@ -114,6 +117,7 @@ export function pipelineOptions(config: Config): PipelineOptions {
     commitIntervalMs: 1000,
     // Longer than one request to the service can take, twice: a live submitter renews well before.
     submissionLeaseMs: 2 * config.refdata.timeoutMs,
+    stateCheckpointIntervalMs: config.state.checkpointIntervalMs,
   };
 }
 
@@ -122,7 +126,7 @@ interface Ends {
   sink: OutputSink;
   decoder: PartnerDecoder;
   ledger: BulkLedger;
-  storage: Map<string, StoredPartner>;
+  state: PartnerState;
 }
 
 export interface Enrichment {
@@ -130,6 +134,8 @@ export interface Enrichment {
   source: RecordSource;
   sink: OutputSink;
   limiter: RequestLimiter;
+  /** Partner state of the partitions this replica owns. */
+  state: PartnerState;
   /** Stops intake, lets in-flight work finish within the grace period, closes everything. */
   stop(graceMs: number): Promise<{ abandoned: number }>;
 }
@@ -209,10 +215,12 @@ function enrichment(
     source: ends.source,
     sink: ends.sink,
     limiter,
+    state: ends.state,
     async stop(graceMs) {
       const result = await pipeline.stop(graceMs);
       await ends.sink.close();
       unsubscribe();
+      ends.state.close();
       await closeExtra();
       return result;
     },
@@ -224,14 +232,24 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
   const decoder = mapping ? mapping.decoder : jsonPartnerDecoder();
   const ledger = new BulkLedger(memoryLedgerStore());
+  // Each run starts afresh, as its output files do; the state lives beside them.
+  const stateDir = join(config.files.outputDir, 'state');
+  await rm(stateDir, { recursive: true, force: true });
   const ends: Ends = {
     source: new NdjsonSource(config.files.input),
     sink: await NdjsonSink.create(config.files.outputDir),
     decoder,
     ledger,
-    storage: new Map(),
+    state: new PartnerState({ dir: stateDir }),
   };
   return enrichment(config, ends, observer, async () => {});
+}
+
+/** `state.dir`, or a private temporary directory removed at the end (every start restores in full). */
+function stateDir(config: Config): { dir: string; remove: () => Promise<void> } {
+  if (config.state.dir) return { dir: config.state.dir, remove: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), 'partner-enrich-state-'));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 /** Kafka at both ends, Avro through the schema registry, state in the internal topic. */
@@ -272,9 +290,12 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
   );
   await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
   const ledger = new BulkLedger(ledgerStore);
-  const [storage] = await orClose(() =>
-    Promise.all([loadStorageIndex(kafka, registry, topics.storage), ledger.load()]),
-  );
+  const changelog = new KafkaStateChangelog(kafka, registry, topics.storage);
+  await orClose(() => Promise.all([changelog.assertCopartitioned(topics.input), ledger.load()]));
+  const { dir, remove } = stateDir(config);
+  opened.push(remove);
+  const state = await orClose(() => new PartnerState({ dir, changelog }));
+  opened.push(async () => state.close());
   const unfollow = await orClose(() => ledger.follow());
   opened.push(unfollow);
   const mappingFile = config.mapping.file;
@@ -293,12 +314,13 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
         ? jsonPartnerDecoder()
         : avroPartnerDecoder(registry),
     ledger,
-    storage,
+    state,
   };
   return orClose(() =>
     enrichment(config, ends, observer, async () => {
       await unfollow();
       await ledgerStore.close();
+      await remove();
     }),
   );
 }

@@ -3,7 +3,13 @@
 import { z } from 'zod';
 import { kafkaSection, schemaRegistrySection, topicsSection } from './sections/kafka.ts';
 import { lookupSection, refdataSection } from './sections/refdata.ts';
-import { filesSection, mappingSection, observabilitySection, shutdownSection } from './sections/runtime.ts';
+import {
+  filesSection,
+  mappingSection,
+  observabilitySection,
+  shutdownSection,
+  stateSection,
+} from './sections/runtime.ts';
 import {
   batchingSection,
   pollingSection,
@@ -36,6 +42,7 @@ export const configSchema = z.strictObject({
     .describe('Skip records whose content matches what the storage already holds.'),
   mapping: mappingSection.prefault({}),
   storageId: nonEmptyString().default('partners.storage').describe('Storage the results are kept under.'),
+  state: stateSection.prefault({}),
   observability: observabilitySection.prefault({}),
   shutdown: shutdownSection.prefault({}),
 });

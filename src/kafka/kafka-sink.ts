@@ -105,7 +105,12 @@ export class KafkaSink implements OutputSink {
     else if (Buffer.isBuffer(message.value)) value = message.value;
     else if (message.output === 'deadLetters') value = Buffer.from(JSON.stringify(message.value));
     else value = this.#options.encoders[message.output].encode(message.value);
-    const encoded = { key, value, ...(message.headers ? { headers: message.headers } : {}) };
+    const encoded = {
+      key,
+      value,
+      ...(message.headers ? { headers: message.headers } : {}),
+      ...(message.partition === undefined ? {} : { partition: message.partition }),
+    };
     const bytes = recordSize(encoded);
     const limit = this.#limit(topic);
     if (RECORD_BATCH_OVERHEAD + bytes > limit) {

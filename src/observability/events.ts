@@ -13,6 +13,7 @@ export const CHANNEL_NAMES = {
   http: 'partner-enrich:http',
   retry: 'partner-enrich:retry',
   lag: 'partner-enrich:lag',
+  state: 'partner-enrich:state',
 } as const;
 
 /** Counts, so that a batch of records is one event rather than one per record. */
@@ -49,6 +50,18 @@ export interface LagEvent {
   topic: string;
   partition: number;
   lag: number;
+}
+
+/**
+ * A partition's partner state being restored from the storage topic: `progress` for each
+ * batch of `records` applied, `restored` once it is ready; `seconds` since the restore began.
+ */
+export interface StateEvent {
+  type: 'progress' | 'restored';
+  topic: string;
+  partition: number;
+  records: number;
+  seconds: number;
 }
 
 export interface EventChannel<Event> {
@@ -88,4 +101,5 @@ export const pipelineEvents = {
   http: eventChannel<HttpEvent>(CHANNEL_NAMES.http),
   retry: eventChannel<RetryEvent>(CHANNEL_NAMES.retry),
   lag: eventChannel<LagEvent>(CHANNEL_NAMES.lag),
+  state: eventChannel<StateEvent>(CHANNEL_NAMES.state),
 } as const;

@@ -51,6 +51,12 @@ export function subscribeMetrics(metrics: Metrics): () => void {
     pipelineEvents.retry.subscribe((event) => {
       metrics.retries.inc({ reason: event.reason });
     }),
+    pipelineEvents.state.subscribe((event) => {
+      const labels = { topic: event.topic, partition: String(event.partition) };
+      metrics.stateRestoreRecords.inc(labels, countable(event.records));
+      metrics.stateRestoreSeconds.set(labels, countable(event.seconds));
+      metrics.stateRestoring.set(labels, event.type === 'restored' ? 0 : 1);
+    }),
     pipelineEvents.lag.subscribe((event) => {
       metrics.consumerLag.set({ topic: event.topic, partition: String(event.partition) }, event.lag);
     }),

@@ -38,6 +38,17 @@ export interface Metrics {
   intakePaused: Gauge;
   intakePauses: Counter<'reason'>;
   consumerLag: Gauge<'topic' | 'partition'>;
+  /** Storage topic records applied while restoring partner state, per input partition. */
+  stateRestoreRecords: Counter<'topic' | 'partition'>;
+  /** Seconds the partition's last (or current) restore took so far. */
+  stateRestoreSeconds: Gauge<'topic' | 'partition'>;
+  /** 1 while the partition's state is being restored, else 0. */
+  stateRestoring: Gauge<'topic' | 'partition'>;
+  /** Bytes on disk and partners of the partner state this replica holds. */
+  stateStoreBytes: Gauge;
+  statePartners: Gauge;
+  /** Where the state gauges read from, set once the state exists. */
+  readState(read: () => { bytes: number; partners: number }): void;
   httpRequests: Counter<'operation' | 'status'>;
   retries: Counter<'reason'>;
 }
@@ -53,6 +64,7 @@ export function createMetrics(): Metrics {
     new Gauge<Label>({ name: METRIC_PREFIX + suffix, help, labelNames, registers });
 
   let readInFlight = () => 0;
+  let readState = () => ({ bytes: 0, partners: 0 });
   const metrics: Metrics = {
     registry,
     recordsIn: counter('records_in_total', 'Records read from the source.', ['source']),
@@ -85,6 +97,37 @@ export function createMetrics(): Metrics {
       'topic',
       'partition',
     ]),
+    stateRestoreRecords: counter(
+      'state_restore_records_total',
+      'Storage topic records applied while restoring partner state, per input partition.',
+      ['topic', 'partition'],
+    ),
+    stateRestoreSeconds: gauge(
+      'state_restore_seconds',
+      "Duration of the partition's last (or current) partner state restore.",
+      ['topic', 'partition'],
+    ),
+    stateRestoring: gauge('state_restoring', "1 while the partition's partner state is being restored.", [
+      'topic',
+      'partition',
+    ]),
+    stateStoreBytes: new Gauge({
+      name: `${METRIC_PREFIX}state_store_bytes`,
+      help: 'Bytes on disk of the partner state of the partitions this replica holds.',
+      registers,
+      collect() {
+        this.set(readState().bytes);
+      },
+    }),
+    statePartners: new Gauge({
+      name: `${METRIC_PREFIX}state_partners`,
+      help: 'Partners stored in the partitions this replica holds.',
+      registers,
+      collect() {
+        this.set(readState().partners);
+      },
+    }),
+    readState: (read) => void (readState = read),
     httpRequests: counter(
       'http_requests_total',
       'HTTP requests to the reference data service, by operation and status.',

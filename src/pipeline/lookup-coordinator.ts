@@ -13,6 +13,7 @@ import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
+import type { PartnerState } from '../state/partner-state.ts';
 import { Batcher } from './batcher.ts';
 import { PipelineError, isFatal, isServiceFault } from './errors.ts';
 import { KeyScheduler } from './key-scheduler.ts';
@@ -24,7 +25,6 @@ import {
   matchedOutputs,
   reusedOutputs,
   type EmitContext,
-  type StoredPartner,
   type Thresholds,
 } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
@@ -46,8 +46,8 @@ export interface LookupParts {
   runner: BulkRunner;
   ledger: BulkLedger;
   quota?: QuotaGate;
-  /** Latest stored state per partner id. */
-  storage: Map<string, StoredPartner>;
+  /** Latest stored state per partner, per input partition. */
+  state: PartnerState;
   ownership: Ownership;
   writer: OutputWriter;
   observer: PipelineObserver;
@@ -80,6 +80,8 @@ export class LookupCoordinator {
   readonly #bulkLimit: ReturnType<typeof pLimit>;
   readonly #retryTimers = new Set<NodeJS.Timeout>();
   readonly #submissions = new Set<Promise<unknown>>();
+  /** Intents this process wrote and left behind (their submission failed, so did their withdrawal). */
+  readonly #orphaned = new Set<string>();
   /** Closed while the group rebalances: no new bulk is paid for until ownership is known. */
   #hold: PromiseWithResolvers<undefined> | undefined;
   #stopped = false;
@@ -160,8 +162,9 @@ export class LookupCoordinator {
 
   #dispatch(work: PartnerWork): void {
     if (!this.#owned(work)) return;
-    const { storage, observer, context } = this.#parts;
-    const previous = storage.get(work.partnerId);
+    const { state, observer, context } = this.#parts;
+    const partition = partitionOf(work);
+    const previous = state.get(partition, work.partnerId);
     if (work.kind === 'delete') {
       if (!previous) {
         const error = new PipelineError(
@@ -172,7 +175,9 @@ export class LookupCoordinator {
         const input = (work.records[0] as PartnerWork['records'][number]).input;
         return this.#write(work, [deadLetter(input, 'mapping', error, 1, context.now())]);
       }
-      return this.#write(work, deleteOutputs(work, previous, context), () => storage.delete(work.partnerId));
+      return this.#write(work, deleteOutputs(work, previous, context), () =>
+        state.delete(partition, work.partnerId),
+      );
     }
     if (work.resumeFrom) {
       void this.#resume(work, work.resumeFrom);
@@ -248,6 +253,9 @@ export class LookupCoordinator {
       ledger.intend(submissionId, works.map(ledgerTask), { leaseMs, paid, owner: this.#parts.member?.() });
     await intend();
     const renewal = setInterval(() => void intend().catch(() => {}), leaseMs / 3);
+    // Until the bulk is recorded or the intent withdrawn, the intent is this process's to
+    // settle; a submission that ends otherwise (its withdrawal failed too) leaves it behind.
+    let settled = false;
     try {
       let granted: number;
       try {
@@ -255,7 +263,10 @@ export class LookupCoordinator {
           (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
         granted = quota ? await quota.acquire(unpaid) : unpaid();
       } catch (error) {
-        await ledger.abandon(submissionId).catch(() => {});
+        settled = await ledger.abandon(submissionId).then(
+          () => true,
+          () => false,
+        );
         throw error;
       }
       works = this.#cutToGranted(works, granted);
@@ -263,6 +274,7 @@ export class LookupCoordinator {
       // that is never created would be paid again after the restart.
       if (works.length === 0) {
         await ledger.abandon(submissionId);
+        settled = true;
         return undefined;
       }
       // Every task left is paid for now (granted, or paid before): whoever adopts this intent
@@ -279,6 +291,7 @@ export class LookupCoordinator {
       for (let attempt = 1; ; attempt += 1) {
         try {
           const bulkId = await runner.submit(submissionId, tasks);
+          settled = true;
           // The quota paid for this bulk is used up; a retry after a FAILED task pays anew.
           for (const work of works) work.prepaid = false;
           return bulkId;
@@ -291,11 +304,14 @@ export class LookupCoordinator {
       }
     } finally {
       clearInterval(renewal);
+      if (!settled) this.#orphaned.add(submissionId);
     }
   }
 
-  /** Whether the member that wrote an intent is still in the group (this process always is); undefined where unknown. */
-  async #alive(owner: string): Promise<boolean | undefined> {
+  /** Whether the writer of an intent still works on it (in the group, not orphaned here); undefined where unknown. */
+  async #alive(owner: string, submissionId: string): Promise<boolean | undefined> {
+    // This process is alive, but nothing of it works on that intent any more.
+    if (this.#orphaned.has(submissionId)) return false;
     const { groupMembers } = this.#parts;
     return groupMembers ? (await groupMembers()).has(owner) : undefined;
   }
@@ -346,7 +362,9 @@ export class LookupCoordinator {
     let { bulkId } = submitted;
     if (bulkId === undefined) {
       const { position } = (work.records[0] as PartnerWork['records'][number]).input;
-      await this.#parts.ledger.settled(position, submitted.submissionId, (owner) => this.#alive(owner));
+      await this.#parts.ledger.settled(position, submitted.submissionId, (owner) =>
+        this.#alive(owner, submitted.submissionId),
+      );
       if (this.#stopped || !this.#owned(work)) return;
       const now = this.#parts.ledger.find(position);
       if (now?.submissionId === submitted.submissionId && now.bulkId !== undefined) bulkId = now.bulkId;
@@ -408,17 +426,18 @@ export class LookupCoordinator {
         new PipelineError('TASK_INVALID_INPUT', result.message ?? `task status ${result.status}`),
       );
     }
-    const { storage, observer, context } = this.#parts;
+    const { state, observer, context } = this.#parts;
+    const partition = partitionOf(work);
     const { messages, stored } = matchedOutputs(
       work,
       result,
       bulkId,
-      storage.get(work.partnerId),
+      state.get(partition, work.partnerId),
       this.#options.thresholds,
       context,
     );
     for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
-    this.#write(work, messages, () => storage.set(work.partnerId, stored));
+    this.#write(work, messages, () => state.set(partition, work.partnerId, stored));
   }
 
   /**

@@ -14,6 +14,11 @@ export interface OutputMessage {
   /** An object encoded by the sink with the output's schema; raw bytes for dead letters; null for a tombstone. */
   value: object | Buffer | null;
   headers?: Record<string, string>;
+  /**
+   * Set on storage records: the input partition the partner's records came from, so that
+   * storage partition N holds the partner state of input partition N (its changelog).
+   */
+  partition?: number;
 }
 
 export interface MatchCandidate {
@@ -151,6 +156,7 @@ function storageRecord(work: PartnerWork, stored: StoredPartner, context: EmitCo
   return {
     output: 'storage',
     key: work.partnerId,
+    partition: inputPartition(work),
     value: {
       partnerId: work.partnerId,
       record: newest,
@@ -162,6 +168,9 @@ function storageRecord(work: PartnerWork, stored: StoredPartner, context: EmitCo
     },
   };
 }
+
+const inputPartition = (work: PartnerWork): number =>
+  (work.records[0] as PartnerWork['records'][number]).input.position.partition;
 
 const traceOf = (work: PartnerWork): string | null => work.records.at(-1)?.input.headers.traceparent ?? null;
 
@@ -234,7 +243,7 @@ export function deleteOutputs(
         rerunId: null,
       },
     },
-    { output: 'storage', key: work.partnerId, value: null },
+    { output: 'storage', key: work.partnerId, partition: inputPartition(work), value: null },
   ];
 }
 

@@ -13,19 +13,14 @@ import type { QuotaGate } from '../quota/quota-gate.ts';
 import type { BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
+import type { PartnerState } from '../state/partner-state.ts';
 import { Committer } from './committer.ts';
 import { PipelineError } from './errors.ts';
 import { FlowControl, type PauseReason } from './flow-control.ts';
 import { Intake } from './intake.ts';
 import { LookupCoordinator } from './lookup-coordinator.ts';
 import { OutputWriter } from './output-writer.ts';
-import {
-  deadLetter,
-  type EmitContext,
-  type FailureStage,
-  type StoredPartner,
-  type Thresholds,
-} from './outputs.ts';
+import { deadLetter, type EmitContext, type FailureStage, type Thresholds } from './outputs.ts';
 import { Ownership } from './ownership.ts';
 import type { OutputSink, PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
 import type { InputRecord } from './records.ts';
@@ -43,6 +38,8 @@ export interface PipelineOptions {
   commitIntervalMs: number;
   /** How long a submission intent stands unrenewed before another member takes it for abandoned. */
   submissionLeaseMs: number;
+  /** How often the partner state's checkpoints move (and at stop); 10 s when unset. */
+  stateCheckpointIntervalMs?: number;
 }
 
 export interface PipelineParts {
@@ -53,14 +50,15 @@ export interface PipelineParts {
   runner: BulkRunner;
   ledger: BulkLedger;
   quota?: QuotaGate;
-  /** Latest stored state per partner id (loaded from the storage topic at start). */
-  storage: Map<string, StoredPartner>;
+  /** Latest stored state per partner, per input partition: restored on assignment, closed on revocation. */
+  state: PartnerState;
   observer?: PipelineObserver;
   now?: () => number;
 }
 
 export class Pipeline {
   readonly #parts: PipelineParts;
+  readonly #checkpointIntervalMs: number;
   readonly #observer: PipelineObserver;
   readonly #context: EmitContext;
   readonly #ownership = new Ownership();
@@ -72,9 +70,11 @@ export class Pipeline {
   readonly #failed = Promise.withResolvers<Error>();
   #fatal: Error | undefined;
   #started = false;
+  #checkpoints: NodeJS.Timeout | undefined;
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
     this.#parts = parts;
+    this.#checkpointIntervalMs = options.stateCheckpointIntervalMs ?? 10_000;
     this.#observer = parts.observer ?? {};
     this.#context = { storageId: options.storageId, now: parts.now ?? Date.now };
     this.#flow = new FlowControl(parts.source, this.#observer);
@@ -93,7 +93,7 @@ export class Pipeline {
         runner: parts.runner,
         ledger: parts.ledger,
         ...(parts.quota ? { quota: parts.quota } : {}),
-        storage: parts.storage,
+        state: parts.state,
         ownership: this.#ownership,
         writer: this.#writer,
         observer: this.#observer,
@@ -172,6 +172,8 @@ export class Pipeline {
         ),
     });
     this.#started = true;
+    this.#checkpoints = setInterval(() => void this.#checkpoint(), this.#checkpointIntervalMs);
+    this.#checkpoints.unref();
   }
 
   /** Resolves when every accepted record is finished (outputs written). */
@@ -191,8 +193,9 @@ export class Pipeline {
     this.#intake.stop();
     await this.#lookups.stop();
     await this.#writer.settled();
+    clearInterval(this.#checkpoints);
     this.#committer.close();
-    if (!this.#fatal) await this.#committer.flush();
+    if (!this.#fatal) await Promise.all([this.#committer.flush(), this.#checkpoint()]);
     await this.#parts.source.close();
     return { abandoned: this.#intake.inFlight };
   }
@@ -210,14 +213,28 @@ export class Pipeline {
     const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);
     // Records of a partition new to this member wait until every bulk its former owner
     // recorded is known here, so that they resume those bulks instead of paying again.
-    const restored = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
-    restored.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    const ledger = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
+    ledger.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    // Their partners' state too: a record processed on a state not restored would be told
+    // Created instead of Updated, or looked up again though unchanged.
+    const state = this.#parts.state.restore(fresh);
+    state.catch((error: Error) => this.#fail(error));
+    const restored = Promise.all([ledger.catch(() => {}), state]).then(() => {});
     // Flow control first, so that the intake's 'restoring' pause has its partition to act on.
     this.#flow.assigned(partitions);
     for (const partition of fresh)
       this.#intake.assign(partition, this.#ownership.assign(partition), restored);
     if (fresh.length > 0) this.#observer.partitionsAssigned?.(fresh);
     this.#lookups.release();
+  }
+
+  /** Lets a restart on the same disk read only what the storage topic got after now. */
+  async #checkpoint(): Promise<void> {
+    try {
+      await this.#parts.state.checkpoint(() => this.#writer.settled());
+    } catch (error) {
+      this.#observer.commitFailed?.(`state checkpoint: ${(error as Error).message}`);
+    }
   }
 
   #revoked(partitions: PartitionRef[]): void {
@@ -230,6 +247,7 @@ export class Pipeline {
       this.#committer.revoke(partition);
     }
     this.#lookups.dropStale();
+    this.#parts.state.release(partitions);
     if (partitions.length > 0) this.#observer.partitionsRevoked?.(partitions);
   }
 

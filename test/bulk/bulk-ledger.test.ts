@@ -57,6 +57,29 @@ describe('BulkLedger', () => {
     expect(ledger.find(at(0, 1))?.bulkId).toBe('bulk-1');
   });
 
+  it('regression: an intent renewal that fires while the bulk is being recorded does not reopen it (records waited on it forever after a broker outage)', async () => {
+    // A store whose writes complete only when the test says so, in the order they were made,
+    // as the state topic's writes do while the broker is away.
+    const store = memoryLedgerStore();
+    const held: (() => void)[] = [];
+    const ledger = new BulkLedger({
+      ...store,
+      save: (entries) =>
+        new Promise<void>((resolve) => held.push(() => void store.save(entries).then(resolve))),
+    });
+    const tasks = [task('a', 0, 1)];
+    const intended = ledger.intend('s1', tasks, { leaseMs: 60_000, paid: true, owner: 'm1' });
+    held.shift()?.();
+    await intended;
+    const recorded = ledger.record('s1', 'bulk-1', tasks);
+    const renewed = ledger.intend('s1', tasks, { leaseMs: 60_000, paid: true, owner: 'm1' });
+    while (held.length > 0) held.shift()?.();
+    await Promise.all([recorded, renewed]);
+    while (held.length > 0) held.shift()?.();
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
+    expect((await store.load()).map((entry) => entry.bulkId)).toEqual(['bulk-1']);
+  });
+
   it('settles an intent when its bulk is recorded', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });

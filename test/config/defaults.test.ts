@@ -60,6 +60,7 @@ describe('defaults', () => {
       skipUnchanged: true,
       mapping: {},
       storageId: 'partners.storage',
+      state: { checkpointIntervalMs: 10_000 },
       observability: { logLevel: 'info', metricsPort: 9464, metricsHost: '127.0.0.1' },
       shutdown: { graceMs: 30_000 },
     });

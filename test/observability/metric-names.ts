@@ -12,6 +12,11 @@ export const PIPELINE_METRIC_NAMES = [
   'partner_enrich_intake_paused',
   'partner_enrich_intake_pauses_total',
   'partner_enrich_consumer_lag',
+  'partner_enrich_state_restore_records_total',
+  'partner_enrich_state_restore_seconds',
+  'partner_enrich_state_restoring',
+  'partner_enrich_state_store_bytes',
+  'partner_enrich_state_partners',
   'partner_enrich_http_requests_total',
   'partner_enrich_retries_total',
 ];

@@ -3,6 +3,9 @@
 // The source is scripted (kafkajs's rebalance timing cannot be forced here; the chaos
 // suite does it with real brokers), everything behind it is real: the pipeline, the
 // reference data client and the sandbox over HTTP.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
 import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
@@ -19,6 +22,7 @@ import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
 import { jsonPartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import { PartnerState } from '../../src/state/partner-state.ts';
 import { eventually } from '../support/kafka.ts';
 
 const TOPIC = 'partners';
@@ -130,7 +134,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         toTask: options.toTask ?? toJsonRecord,
         runner,
         ledger,
-        storage: new Map(),
+        state: new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) }),
       },
       {
         maxTasks: 500,

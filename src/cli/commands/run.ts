@@ -65,6 +65,7 @@ export function registerRun(program: Command): void {
         }
         const built = enrichment;
         metrics.readRecordsInFlight(() => built.pipeline.inFlight);
+        metrics.readState(() => ({ bytes: built.state.bytes, partners: built.state.size }));
         health = await startHealthServer({
           host: config.observability.metricsHost,
           port: config.observability.metricsPort,

@@ -27,6 +27,19 @@ export const observabilitySection = z.strictObject({
   metricsHost: nonEmptyString().default('127.0.0.1').describe('Interface the metrics endpoint listens on.'),
 });
 
+export const stateSection = z.strictObject({
+  dir: nonEmptyString()
+    .optional()
+    .describe(
+      'Where the partner state of the partitions this replica owns is kept on disk (locked by one process); ' +
+        'a restart on the same directory reads only the tail of the storage topic. Unset: a private ' +
+        'temporary directory, removed at exit, so every start restores from the storage topic.',
+    ),
+  checkpointIntervalMs: durationMs(10_000).describe(
+    'How often the partner state records how far it reflects the storage topic (also at stop).',
+  ),
+});
+
 export const shutdownSection = z.strictObject({
   graceMs: durationMs(30_000).describe('Time in-flight work gets to finish on SIGTERM.'),
 });

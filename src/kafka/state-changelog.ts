@@ -1,0 +1,136 @@
+// The storage topic read back as the partner state's changelog: end offsets per partition,
+// and ranges of partitions replayed in order. Reading uses a throw-away consumer group (a
+// replay is never a member of the pipeline's group) that seeks each wanted partition to
+// where its restore starts and pauses the others.
+import { randomUUID } from 'node:crypto';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { Kafka } from 'kafkajs';
+import type { StoredPartner } from '../pipeline/outputs.ts';
+import { StateError } from '../state/errors.ts';
+import type { StateChange } from '../state/partition-store.ts';
+import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
+
+interface StorageValue {
+  partnerId: string;
+  contentHash: string;
+  svcId: string | null;
+  outcome: StoredPartner['outcome'];
+  bestCandidate: StoredPartner['bestCandidate'];
+}
+
+export class KafkaStateChangelog implements StateChangelog {
+  readonly #kafka: Kafka;
+  readonly #registry: SchemaRegistry;
+  readonly name: string;
+
+  constructor(kafka: Kafka, registry: SchemaRegistry, topic: string) {
+    this.#kafka = kafka;
+    this.#registry = registry;
+    this.name = topic;
+  }
+
+  /**
+   * Input partition N's partners live in storage partition N: the two topics must have as
+   * many partitions. Topics not there yet are left to the steps that need them.
+   */
+  async assertCopartitioned(input: string): Promise<void> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      if (!existing.has(input) || !existing.has(this.name)) return;
+      const { topics } = await admin.fetchTopicMetadata({ topics: [input, this.name] });
+      const count = (topic: string) => topics.find((t) => t.name === topic)?.partitions.length ?? 0;
+      const [inputPartitions, storagePartitions] = [count(input), count(this.name)];
+      if (inputPartitions !== storagePartitions) {
+        throw new StateError(
+          'STATE_NOT_COPARTITIONED',
+          `storage topic ${this.name} has ${storagePartitions} partitions and input topic ${input} has ` +
+            `${inputPartitions}: the partner state of input partition N is kept in storage partition N, ` +
+            'so both need the same number of partitions',
+          { details: { input, storage: this.name, inputPartitions, storagePartitions } },
+        );
+      }
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async offsets(): Promise<Map<number, ChangelogOffsets>> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(this.name);
+      return new Map(offsets.map((p) => [p.partition, { low: Number(p.low), high: Number(p.high) }]));
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  async read(
+    ranges: { partition: number; from: number; to: number }[],
+    apply: (partition: number, changes: StateChange[], next: number) => void,
+  ): Promise<void> {
+    const open = new Map(ranges.filter((r) => r.from < r.to).map((r) => [r.partition, r]));
+    if (open.size === 0) return;
+    const topic = this.name;
+    const consumer = this.#kafka.consumer({ groupId: `partner-enrich-restore-${randomUUID()}` });
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topic, fromBeginning: true });
+      const done = Promise.withResolvers<undefined>();
+      consumer
+        .run({
+          autoCommit: false,
+          eachBatchAutoResolve: false,
+          eachBatch: async ({ batch }) => {
+            const range = open.get(batch.partition);
+            if (!range) return;
+            const changes: StateChange[] = [];
+            let next = range.from;
+            for (const message of batch.messages) {
+              const offset = Number(message.offset);
+              if (offset < range.from) continue;
+              if (offset >= range.to) break;
+              changes.push(await this.#change(message.key, message.value));
+              next = offset + 1;
+            }
+            // Offsets a compaction removed count as read.
+            if (Number(batch.lastOffset()) + 1 >= range.to) next = range.to;
+            if (next > range.from) {
+              apply(batch.partition, changes, next);
+              range.from = next;
+            }
+            if (range.from >= range.to) {
+              open.delete(batch.partition);
+              consumer.pause([{ topic, partitions: [batch.partition] }]);
+              if (open.size === 0) done.resolve(undefined);
+            }
+          },
+        })
+        .catch(done.reject);
+      for (const range of open.values())
+        consumer.seek({ topic, partition: range.partition, offset: String(range.from) });
+      const idle = [...(await this.offsets()).keys()].filter((p) => !open.has(p));
+      if (idle.length > 0) consumer.pause([{ topic, partitions: idle }]);
+      await done.promise;
+    } finally {
+      await consumer.disconnect();
+    }
+  }
+
+  async #change(key: Buffer | null, value: Buffer | null): Promise<StateChange> {
+    const partnerId = key?.toString('utf8') ?? '';
+    if (value === null) return { partnerId, stored: null };
+    const decoded = (await this.#registry.decode(value)) as StorageValue;
+    return {
+      partnerId: partnerId || decoded.partnerId,
+      stored: {
+        hash: decoded.contentHash,
+        svcId: decoded.svcId,
+        outcome: decoded.outcome,
+        bestCandidate: decoded.bestCandidate,
+      },
+    };
+  }
+}

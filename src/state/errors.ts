@@ -1,0 +1,25 @@
+import { PartnerEnrichError, type ErrorOptions } from '../errors.ts';
+
+export const STATE_ERROR_CODES = [
+  /**
+   * At start: the storage topic (the partner state's changelog) has a different number of
+   * partitions than the input topic; each input partition's state lives in the storage
+   * partition of the same number. details: input, storage, inputPartitions, storagePartitions.
+   */
+  'STATE_NOT_COPARTITIONED',
+  /** At start: another running process holds `state.dir`. details: dir, pid. */
+  'STATE_DIR_LOCKED',
+  /**
+   * A partition's state could not be opened or restored from the storage topic (the disk,
+   * or Kafka beyond its client's retries): the pipeline stops, its supervisor restarts it.
+   */
+  'STATE_RESTORE_FAILED',
+] as const;
+
+export type StateErrorCode = (typeof STATE_ERROR_CODES)[number];
+
+export class StateError extends PartnerEnrichError<StateErrorCode> {
+  constructor(code: StateErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, { ...options, canRetry: false });
+  }
+}

@@ -1,0 +1,237 @@
+// Partner state the way Kafka Streams keeps it: one on-disk store per input partition this
+// replica owns, changelogged to the compacted storage topic (co-partitioned with the input:
+// input partition N's partners live in storage partition N). A partition is restored when
+// it is assigned, from its checkpoint up to the end of its changelog partition (a fresh
+// disk reads the whole partition, a warm one only the tail), and closed when it moves
+// away; its file stays for the next time it comes back.
+//
+// The pipeline applies its own writes after the storage topic acknowledged them, so the
+// store is never ahead of the changelog with anything the changelog does not have; the
+// checkpoint only needs to be a lower bound of what the store reflects. Replaying the
+// changelog from any such bound in order converges to the latest state per partner.
+import { mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { pipelineEvents } from '../observability/events.ts';
+import type { StoredPartner } from '../pipeline/outputs.ts';
+import type { PartitionRef } from '../pipeline/ports.ts';
+import { StateError } from './errors.ts';
+import { PartitionStore, type StateChange } from './partition-store.ts';
+import { lockStateDir } from './state-dir-lock.ts';
+
+export interface ChangelogOffsets {
+  /** The first offset still in the partition. */
+  low: number;
+  /** The offset the next record gets (the end). */
+  high: number;
+}
+
+/** The storage topic, read back. */
+export interface StateChangelog {
+  readonly name: string;
+  /** Offsets of every partition. */
+  offsets(): Promise<Map<number, ChangelogOffsets>>;
+  /**
+   * Reads each partition from `from` up to `to` (exclusive), handing over its records in
+   * order, batch by batch; `next` is the offset after the batch's last record.
+   */
+  read(
+    ranges: { partition: number; from: number; to: number }[],
+    apply: (partition: number, changes: StateChange[], next: number) => void,
+  ): Promise<void>;
+}
+
+export interface PartnerStateOptions {
+  /** Where the partition files live; locked by one process at a time. */
+  dir: string;
+  /** The storage topic to restore from; without it (files), the files alone are the state. */
+  changelog?: StateChangelog;
+}
+
+interface OpenPartition {
+  store: PartitionStore;
+  path: string;
+}
+
+export interface RestoreReport {
+  partition: PartitionRef;
+  /** Changelog records read: the whole partition on a fresh disk, the tail on a warm one. */
+  records: number;
+  ms: number;
+}
+
+const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
+const fileOf = (ref: PartitionRef) => `${ref.topic.replace(/[^A-Za-z0-9._-]/g, '_')}-${ref.partition}.sqlite`;
+
+export class PartnerState {
+  readonly #options: PartnerStateOptions;
+  readonly #open = new Map<string, OpenPartition>();
+  readonly #unlock: () => void;
+  #restored: RestoreReport[] = [];
+
+  constructor(options: PartnerStateOptions) {
+    this.#options = options;
+    mkdirSync(options.dir, { recursive: true });
+    this.#unlock = lockStateDir(options.dir);
+  }
+
+  /** The restores done so far (most recent last): how much of each changelog was read. */
+  get restores(): readonly RestoreReport[] {
+    return this.#restored;
+  }
+
+  /** Partitions whose state this replica holds now. */
+  get partitions(): PartitionRef[] {
+    return [...this.#open.keys()].map((key) => {
+      const at = key.lastIndexOf(':');
+      return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
+    });
+  }
+
+  /** Partners stored in the partitions held now. */
+  get size(): number {
+    let size = 0;
+    for (const { store } of this.#open.values()) size += store.size;
+    return size;
+  }
+
+  /** Bytes on disk of the partitions held now. */
+  get bytes(): number {
+    let bytes = 0;
+    for (const { path } of this.#open.values())
+      for (const file of [path, `${path}-wal`]) bytes += statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+    return bytes;
+  }
+
+  /**
+   * Opens and restores newly assigned partitions; resolves when every one of them reflects
+   * its changelog up to the end it had when the restore began. Rejects with
+   * STATE_RESTORE_FAILED: records of a partition are never processed on a state not restored.
+   */
+  restore(partitions: PartitionRef[]): Promise<void> {
+    const fresh = partitions.filter((ref) => !this.#open.has(keyOf(ref)));
+    if (fresh.length === 0) return Promise.resolve();
+    return this.#restore(fresh).catch((error: unknown) => {
+      for (const ref of fresh) this.#close(ref);
+      throw error instanceof StateError
+        ? error
+        : new StateError('STATE_RESTORE_FAILED', `partner state not restored: ${(error as Error).message}`, {
+            cause: error,
+            details: { partitions: fresh.map(keyOf) },
+          });
+    });
+  }
+
+  /** The partition moved away: its file is closed (and kept, for a later return). */
+  release(partitions: PartitionRef[]): void {
+    for (const ref of partitions) this.#close(ref);
+  }
+
+  get(ref: PartitionRef, partnerId: string): StoredPartner | undefined {
+    return this.#open.get(keyOf(ref))?.store.get(partnerId);
+  }
+
+  /** Ignored for a partition no longer held: its new owner reads the write from the changelog. */
+  set(ref: PartitionRef, partnerId: string, stored: StoredPartner): void {
+    this.#open.get(keyOf(ref))?.store.set(partnerId, stored);
+  }
+
+  delete(ref: PartitionRef, partnerId: string): void {
+    this.#open.get(keyOf(ref))?.store.delete(partnerId);
+  }
+
+  /**
+   * Moves the checkpoints of the partitions held to the changelog's end as it is now, once
+   * every write started before (`settled`) is applied: the next restore of the same file
+   * reads only what comes after. Without a changelog there is nothing to checkpoint.
+   */
+  async checkpoint(settled: () => Promise<void>): Promise<void> {
+    const { changelog } = this.#options;
+    if (!changelog || this.#open.size === 0) return;
+    const held = new Map(this.#open);
+    const ends = await changelog.offsets();
+    await settled();
+    for (const [key, open] of held) {
+      // Released meanwhile (and perhaps opened again, restored past this end): left alone.
+      if (this.#open.get(key) !== open) continue;
+      const end = ends.get(Number(key.slice(key.lastIndexOf(':') + 1)));
+      const current = open.store.checkpoint?.offset ?? 0;
+      if (end && end.high > current) open.store.apply([], { changelog: changelog.name, offset: end.high });
+    }
+  }
+
+  /** Closes every partition and unlocks the directory. */
+  close(): void {
+    for (const ref of this.partitions) this.#close(ref);
+    this.#unlock();
+  }
+
+  async #restore(fresh: PartitionRef[]): Promise<void> {
+    const started = Date.now();
+    const opened = fresh.map((ref) => {
+      const path = join(this.#options.dir, fileOf(ref));
+      const open = { store: new PartitionStore(path), path };
+      this.#open.set(keyOf(ref), open);
+      return { ref, open };
+    });
+    const { changelog } = this.#options;
+    if (!changelog) return;
+    for (const ref of fresh)
+      pipelineEvents.state.publish({ type: 'progress', ...ref, records: 0, seconds: 0 });
+    const ends = await changelog.offsets();
+    const ranges: { partition: number; from: number; to: number }[] = [];
+    const counts = new Map<number, number>();
+    for (const { ref, open } of opened) {
+      const end = ends.get(ref.partition) ?? { low: 0, high: 0 };
+      const checkpoint = open.store.checkpoint;
+      let from = checkpoint?.changelog === changelog.name ? checkpoint.offset : 0;
+      // A file of another changelog, ahead of this one (the topic was recreated) or behind
+      // what the topic still has: it cannot be brought up to date by the tail, start over.
+      if (checkpoint && (checkpoint.changelog !== changelog.name || from > end.high || from < end.low)) {
+        open.store.clear();
+        from = 0;
+      }
+      if (from === 0 && !checkpoint) open.store.clear();
+      counts.set(ref.partition, 0);
+      if (from < end.high)
+        ranges.push({ partition: ref.partition, from: Math.max(from, end.low), to: end.high });
+      else if (!checkpoint) open.store.apply([], { changelog: changelog.name, offset: end.high });
+    }
+    const topicOf = new Map(fresh.map((ref) => [ref.partition, ref]));
+    await changelog.read(ranges, (partition, changes, next) => {
+      const ref = topicOf.get(partition) as PartitionRef;
+      const open = this.#open.get(keyOf(ref));
+      if (!open) return;
+      open.store.apply(changes, { changelog: changelog.name, offset: next });
+      const records = (counts.get(partition) ?? 0) + changes.length;
+      counts.set(partition, records);
+      pipelineEvents.state.publish({
+        type: 'progress',
+        topic: ref.topic,
+        partition,
+        records: changes.length,
+        seconds: (Date.now() - started) / 1000,
+      });
+    });
+    const ms = Date.now() - started;
+    for (const ref of fresh) {
+      const records = counts.get(ref.partition) ?? 0;
+      this.#restored.push({ partition: ref, records, ms });
+      pipelineEvents.state.publish({
+        type: 'restored',
+        topic: ref.topic,
+        partition: ref.partition,
+        records: 0,
+        seconds: ms / 1000,
+      });
+    }
+    // Only the most recent restores matter to anyone reading them.
+    if (this.#restored.length > 1_000) this.#restored = this.#restored.slice(-500);
+  }
+
+  #close(ref: PartitionRef): void {
+    const open = this.#open.get(keyOf(ref));
+    if (!open) return;
+    this.#open.delete(keyOf(ref));
+    open.store.close();
+  }
+}
