@@ -12,6 +12,7 @@ import { SANDBOX_DATASET_ERROR_CODES } from '../src/sandbox/dataset/errors.ts';
 import { SANDBOX_ERROR_CODES, SANDBOX_HTTP_ERROR_CODES } from '../src/sandbox/index.ts';
 import { SANDBOX_MATCHING_ERROR_CODES } from '../src/sandbox/matching/errors.ts';
 import { SERDE_ERROR_CODES } from '../src/serde/errors.ts';
+import { STATE_ERROR_CODES } from '../src/state/errors.ts';
 
 const CODES = [
   ...CONFIG_ERROR_CODES,
@@ -21,6 +22,7 @@ const CODES = [
   ...SINK_ERROR_CODES,
   ...KAFKA_ERROR_CODES,
   ...PIPELINE_ERROR_CODES,
+  ...STATE_ERROR_CODES,
   ...QUOTA_ERROR_CODES,
   ...REFDATA_ERROR_CODES,
   ...SANDBOX_ERROR_CODES,

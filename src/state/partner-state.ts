@@ -50,6 +50,8 @@ export interface PartnerStateOptions {
 interface OpenPartition {
   store: PartitionStore;
   path: string;
+  /** Until its restore ends, the file is behind its changelog: no checkpoint may be moved. */
+  restoring: boolean;
 }
 
 export interface RestoreReport {
@@ -58,6 +60,14 @@ export interface RestoreReport {
   records: number;
   ms: number;
 }
+
+/**
+ * Changelog records applied per transaction while restoring: random partner ids touch pages
+ * all over the file, and a commit per fetched batch (about a thousand records) wrote most of
+ * them again each time; 20,000 per transaction restored 2.3x faster (measured on this
+ * machine, 500,000 records: 18,000/s at 1,000, 41,000/s at 20,000), for about 10 MB held.
+ */
+const RESTORE_TRANSACTION_RECORDS = 20_000;
 
 const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 const fileOf = (ref: PartitionRef) => `${ref.topic.replace(/[^A-Za-z0-9._-]/g, '_')}-${ref.partition}.sqlite`;
@@ -151,8 +161,8 @@ export class PartnerState {
     const ends = await changelog.offsets();
     await settled();
     for (const [key, open] of held) {
-      // Released meanwhile (and perhaps opened again, restored past this end): left alone.
-      if (this.#open.get(key) !== open) continue;
+      // Released meanwhile (and perhaps opened again), or still restoring: left alone.
+      if (this.#open.get(key) !== open || open.restoring) continue;
       const end = ends.get(Number(key.slice(key.lastIndexOf(':') + 1)));
       const current = open.store.checkpoint?.offset ?? 0;
       if (end && end.high > current) open.store.apply([], { changelog: changelog.name, offset: end.high });
@@ -169,12 +179,15 @@ export class PartnerState {
     const started = Date.now();
     const opened = fresh.map((ref) => {
       const path = join(this.#options.dir, fileOf(ref));
-      const open = { store: new PartitionStore(path), path };
+      const open = { store: new PartitionStore(path), path, restoring: true };
       this.#open.set(keyOf(ref), open);
       return { ref, open };
     });
     const { changelog } = this.#options;
-    if (!changelog) return;
+    const done = () => {
+      for (const { open } of opened) open.restoring = false;
+    };
+    if (!changelog) return done();
     for (const ref of fresh)
       pipelineEvents.state.publish({ type: 'progress', ...ref, records: 0, seconds: 0 });
     const ends = await changelog.offsets();
@@ -196,22 +209,33 @@ export class PartnerState {
         ranges.push({ partition: ref.partition, from: Math.max(from, end.low), to: end.high });
       else if (!checkpoint) open.store.apply([], { changelog: changelog.name, offset: end.high });
     }
-    const topicOf = new Map(fresh.map((ref) => [ref.partition, ref]));
-    await changelog.read(ranges, (partition, changes, next) => {
-      const ref = topicOf.get(partition) as PartitionRef;
-      const open = this.#open.get(keyOf(ref));
-      if (!open) return;
-      open.store.apply(changes, { changelog: changelog.name, offset: next });
-      const records = (counts.get(partition) ?? 0) + changes.length;
-      counts.set(partition, records);
+    const byPartition = new Map(opened.map((o) => [o.ref.partition, o]));
+    const pending = new Map<number, { changes: StateChange[]; next: number }>();
+    const flush = (partition: number) => {
+      const { ref, open } = byPartition.get(partition) as (typeof opened)[number];
+      const batch = pending.get(partition);
+      pending.delete(partition);
+      // Released meanwhile, perhaps opened again by a restore of its own: not this one's to write.
+      if (!batch || this.#open.get(keyOf(ref)) !== open) return;
+      open.store.apply(batch.changes, { changelog: changelog.name, offset: batch.next });
+      counts.set(partition, (counts.get(partition) ?? 0) + batch.changes.length);
       pipelineEvents.state.publish({
         type: 'progress',
         topic: ref.topic,
         partition,
-        records: changes.length,
+        records: batch.changes.length,
         seconds: (Date.now() - started) / 1000,
       });
+    };
+    await changelog.read(ranges, (partition, changes, next) => {
+      const batch = pending.get(partition) ?? { changes: [], next };
+      batch.changes.push(...changes);
+      batch.next = next;
+      pending.set(partition, batch);
+      if (batch.changes.length >= RESTORE_TRANSACTION_RECORDS) flush(partition);
     });
+    for (const partition of [...pending.keys()]) flush(partition);
+    done();
     const ms = Date.now() - started;
     for (const ref of fresh) {
       const records = counts.get(ref.partition) ?? 0;
