@@ -28,6 +28,7 @@ import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
 import { RefDataClient, retryChannel } from '../refdata/index.ts';
 import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
 import { PartnerState } from '../state/partner-state.ts';
+import { reapStateDirs } from '../state/state-dir-lock.ts';
 
 /**
  * The client of the reference data service. Its HTTP retries follow `retry.*`, the same policy
@@ -245,10 +246,13 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
   return enrichment(config, ends, observer, async () => {});
 }
 
+const PRIVATE_STATE_PREFIX = 'partner-enrich-state-';
+
 /** `state.dir`, or a private temporary directory removed at the end (every start restores in full). */
 function stateDir(config: Config): { dir: string; remove: () => Promise<void> } {
   if (config.state.dir) return { dir: config.state.dir, remove: async () => {} };
-  const dir = mkdtempSync(join(tmpdir(), 'partner-enrich-state-'));
+  reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX);
+  const dir = mkdtempSync(join(tmpdir(), PRIVATE_STATE_PREFIX));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
