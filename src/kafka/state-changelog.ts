@@ -83,7 +83,7 @@ export class KafkaStateChangelog implements StateChangelog {
         .run({
           autoCommit: false,
           eachBatchAutoResolve: false,
-          eachBatch: async ({ batch }) => {
+          eachBatch: async ({ batch, resolveOffset }) => {
             const range = open.get(batch.partition);
             if (!range) return;
             const changes: StateChange[] = [];
@@ -101,6 +101,10 @@ export class KafkaStateChangelog implements StateChangelog {
               apply(batch.partition, changes, next);
               range.from = next;
             }
+            // Only resolved offsets move kafkajs's fetch position: without this, every fetch
+            // after the first returned the same batch again, and a partition larger than one
+            // fetch was never restored.
+            resolveOffset(batch.lastOffset());
             if (range.from >= range.to) {
               open.delete(batch.partition);
               consumer.pause([{ topic, partitions: [batch.partition] }]);
