@@ -14,7 +14,8 @@ const subjects: string[] = [];
 const partner = (i: number): PartnerRecord => ({
   partnerId: `P-${i}`,
   sourceSystem: 'test',
-  // About 1.5 KB a record: 1,500 records are twice kafkajs's default fetch per partition (1 MB).
+  // About 1.5 KB a record: 1,500 records are more than one fetch of a partition (128 KB in a
+  // restore, 1 MB by kafkajs's default).
   names: [`Partner ${i} ${'x'.repeat(1_500)}`],
   legalForm: null,
   addresses: [],
@@ -28,7 +29,7 @@ describe('storage topic as the partner state changelog', () => {
     for (const subject of subjects) await deleteSubject(subject);
   });
 
-  it('regression: a restore larger than one fetch (1 MB per partition) reads to the end instead of fetching its first batch forever', async () => {
+  it('regression: a restore larger than one fetch of its partition reads to the end instead of fetching its first batch forever', async () => {
     const kafka = kafkaClient();
     const topic = uniqueName('changelog');
     subjects.push(`${topic}-value`);
