@@ -14,6 +14,7 @@ import { memoryDrain } from './pipeline/memory.ts';
 import { naiveClient } from './pipeline/naive-client.ts';
 import { pipelineOverhead } from './pipeline/overhead.ts';
 import { quotaEfficiency } from './pipeline/quota.ts';
+import { stateRestart } from './pipeline/state.ts';
 import { createContext, type BenchContext } from './support/context.ts';
 import { drainWithPipeline, produceDistinct, warmInstantSandbox } from './support/drain.ts';
 import { describeMachine, type Machine } from './support/machine.ts';
@@ -22,7 +23,16 @@ import { meanRecordBytes, upstream } from './support/partners.ts';
 import { machineLine, markdownTable, summaryRows, textTable, type Results } from './support/report.ts';
 import { deleteTopics } from './support/topics.ts';
 
-const BENCHMARKS = ['matching', 'overhead', 'naive', 'quota', 'memory', 'latency', 'broker'] as const;
+const BENCHMARKS = [
+  'matching',
+  'overhead',
+  'naive',
+  'quota',
+  'memory',
+  'latency',
+  'broker',
+  'state',
+] as const;
 type Name = (typeof BENCHMARKS)[number];
 
 const resultsDir = new URL('./results/', import.meta.url);
@@ -120,6 +130,7 @@ async function main(): Promise<string[]> {
     latency: async () =>
       (results.latency = await latencyUnderLoad(context, await measuredMaximum(context, results))),
     broker: async () => (results.broker = await brokerLimit(context, meanRecordBytes(upstream(2_000)))),
+    state: async () => (results.state = await stateRestart(context)),
   };
   const failed: string[] = [];
   try {

@@ -5,6 +5,7 @@ import type { MemoryResult } from '../pipeline/memory.ts';
 import type { NaiveClientResult } from '../pipeline/naive-client.ts';
 import type { OverheadResult } from '../pipeline/overhead.ts';
 import type { QuotaResult } from '../pipeline/quota.ts';
+import type { StateResult } from '../pipeline/state.ts';
 import type { Machine } from './machine.ts';
 import type { MatchingRuns } from './matching-runs.ts';
 import { formatSpread, type Spread } from './stats.ts';
@@ -17,6 +18,7 @@ export interface Results {
   memory?: MemoryResult;
   broker?: BrokerLimitResult;
   latency?: LatencyResult;
+  state?: StateResult;
 }
 
 export interface Row {
@@ -42,7 +44,16 @@ const percent = (s: Spread) =>
 
 export function summaryRows(results: Results): Row[] {
   const rows: Row[] = [];
-  const { matching: m, overhead: o, naive: n, quota: q, memory: mem, broker: b, latency: l } = results;
+  const {
+    matching: m,
+    overhead: o,
+    naive: n,
+    quota: q,
+    memory: mem,
+    broker: b,
+    latency: l,
+    state: s,
+  } = results;
   if (m) {
     rows.push(
       row(
@@ -154,6 +165,32 @@ export function summaryRows(results: Results): Row[] {
     rows.push(row('latency', `p50 at ${l.rate} records/s`, formatSpread(l.p50, ' ms')));
     rows.push(row('latency', 'p95', formatSpread(l.p95, ' ms')));
     rows.push(row('latency', 'p99', formatSpread(l.p99, ' ms')));
+  }
+  if (s) {
+    const partners = s.partners.toLocaleString('en-US');
+    rows.push(
+      row(
+        'state',
+        `time to ready, warm store, ${partners} partners`,
+        formatSpread(s.warmReadySeconds, ' s'),
+        '<= 5 s',
+        yes(s.warmReadySeconds.median <= 5),
+      ),
+    );
+    rows.push(row('state', 'records restored on the warm start', formatSpread(s.warmRestoredRecords)));
+    rows.push(row('state', 'time to ready from an empty disk', formatSpread(s.coldReadySeconds, ' s')));
+    rows.push(row('state', 'restore rate from an empty disk', rate(s.restoreRate)));
+    rows.push(row('state', 'plain kafkajs consumer, same topic', rate(s.rawRate)));
+    rows.push(row('state', 'ratio restore / plain consumer', times(s.restoreVsRaw)));
+    rows.push(
+      row(
+        'state',
+        'peak RSS during restore from an empty disk',
+        formatSpread(s.coldPeakRssMb, ' MB'),
+        '<= 256 MB',
+        yes(s.coldPeakRssMb.median <= 256),
+      ),
+    );
   }
   return rows;
 }
