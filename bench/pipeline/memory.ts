@@ -41,7 +41,7 @@ export async function memoryDrain(context: BenchContext): Promise<MemoryResult> 
         backlog.topic,
         drained,
         {},
-        { nodeFlags: ['--expose-gc', ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])] },
+        { nodeFlags: ['--expose-gc'] },
       );
       runs.push(result);
       context.log(

@@ -12,6 +12,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
@@ -149,7 +150,7 @@ async function startAndStop(env: Record<string, string>, label: string): Promise
   const started = performance.now();
   const child = spawn(
     process.execPath,
-    ['--disable-warning=TimeoutNegativeWarning', ...profile, cliPath, 'run'],
+    ['--disable-warning=TimeoutNegativeWarning', ...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'],
     {
       env: { ...process.env, ...env, PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port) },
       stdio: ['ignore', 'inherit', 'inherit'],

@@ -2,6 +2,7 @@
 // measured. With BENCH_CPU_PROF set, the child writes a V8 CPU profile to out/profiles.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
 import type { WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
 
 const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -25,6 +26,8 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
   const execArgv = [
     // kafkajs schedules timers with negative delays on Node 24; the warning is noise here.
     '--disable-warning=TimeoutNegativeWarning',
+    // partner-enrich runs with its memory flags; the baselines with Node's defaults.
+    ...(job.kind === 'pipeline' ? RUNTIME_NODE_FLAGS : []),
     ...(options.nodeFlags ?? []),
     ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${profilesDir}`] : []),
     ...(profile
