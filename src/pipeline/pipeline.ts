@@ -71,6 +71,7 @@ export class Pipeline {
   #fatal: Error | undefined;
   #started = false;
   #checkpoints: NodeJS.Timeout | undefined;
+  #stopping = false;
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
     this.#parts = parts;
@@ -184,6 +185,7 @@ export class Pipeline {
 
   /** Stops intake, waits up to `graceMs` for in-flight work, commits what is done. */
   async stop(graceMs: number): Promise<{ abandoned: number }> {
+    this.#stopping = true;
     await this.#parts.source.stop();
     if (graceMs > 0 && !this.#fatal) {
       this.#lookups.drain();
@@ -210,6 +212,8 @@ export class Pipeline {
   }
 
   #assigned(partitions: PartitionRef[]): void {
+    // The consumer may still join a group round while it leaves; nothing new starts then.
+    if (this.#stopping) return;
     const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);
     // Records of a partition new to this member wait until every bulk its former owner
     // recorded is known here, so that they resume those bulks instead of paying again.

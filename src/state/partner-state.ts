@@ -77,6 +77,7 @@ export class PartnerState {
   readonly #open = new Map<string, OpenPartition>();
   readonly #unlock: () => void;
   #restored: RestoreReport[] = [];
+  #closed = false;
 
   constructor(options: PartnerStateOptions) {
     this.#options = options;
@@ -119,9 +120,11 @@ export class PartnerState {
    */
   restore(partitions: PartitionRef[]): Promise<void> {
     const fresh = partitions.filter((ref) => !this.#open.has(keyOf(ref)));
-    if (fresh.length === 0) return Promise.resolve();
+    if (fresh.length === 0 || this.#closed) return Promise.resolve();
     return this.#restore(fresh).catch((error: unknown) => {
       for (const ref of fresh) this.#close(ref);
+      // Closed while restoring (the process stops): nothing is processed on it any more.
+      if (this.#closed) return;
       throw error instanceof StateError
         ? error
         : new StateError('STATE_RESTORE_FAILED', `partner state not restored: ${(error as Error).message}`, {
@@ -171,6 +174,7 @@ export class PartnerState {
 
   /** Closes every partition and unlocks the directory. */
   close(): void {
+    this.#closed = true;
     for (const ref of this.partitions) this.#close(ref);
     this.#unlock();
   }
@@ -194,6 +198,8 @@ export class PartnerState {
     const ranges: { partition: number; from: number; to: number }[] = [];
     const counts = new Map<number, number>();
     for (const { ref, open } of opened) {
+      // Released (revoked, or the process stops) while the offsets were read: nothing to restore.
+      if (this.#open.get(keyOf(ref)) !== open) continue;
       const end = ends.get(ref.partition) ?? { low: 0, high: 0 };
       const checkpoint = open.store.checkpoint;
       let from = checkpoint?.changelog === changelog.name ? checkpoint.offset : 0;
