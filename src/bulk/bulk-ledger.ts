@@ -66,8 +66,8 @@ export class BulkLedger {
   readonly #bySubmission = new Map<string, Set<string>>();
   readonly #byRecord = new Map<string, SubmittedTask>();
   readonly #waiters = new Map<string, (() => void)[]>();
-  /** Submissions whose bulk is being (or was) recorded: an intent never overwrites that. */
-  readonly #recording = new Set<string>();
+  /** Submissions whose bulk is being (or was) recorded, or that are being withdrawn: an intent never overwrites that. */
+  readonly #ended = new Set<string>();
 
   constructor(store: LedgerStore, now: () => number = Date.now) {
     this.#store = store;
@@ -112,9 +112,9 @@ export class BulkLedger {
     tasks: LedgerTask[],
     intent: { leaseMs: number; paid: boolean; owner?: string | undefined },
   ): Promise<void> {
-    // A renewal that fires while the bulk's record is still being written (slow in a broker
-    // outage) would land after it and turn the recorded bulk back into an open intent.
-    if (this.#recording.has(submissionId)) return;
+    // A renewal that fires while the bulk's record or the withdrawal is still being written
+    // (slow in a broker outage) would land after it and reopen the intent for good.
+    if (this.#ended.has(submissionId)) return;
     const { leaseMs, paid, owner } = intent;
     const state = {
       leaseUntil: this.#now() + leaseMs,
@@ -130,7 +130,7 @@ export class BulkLedger {
    * removed, so that their new owner stops waiting for them.
    */
   async record(submissionId: string, bulkId: string, tasks: LedgerTask[]): Promise<void> {
-    this.#recording.add(submissionId);
+    this.#ended.add(submissionId);
     await this.#save(submissionId, { bulkId }, tasks);
   }
 
@@ -138,6 +138,7 @@ export class BulkLedger {
   async abandon(submissionId: string): Promise<void> {
     const keys = [...(this.#bySubmission.get(submissionId) ?? [])];
     if (keys.length === 0) return;
+    this.#ended.add(submissionId);
     await this.#store.remove(keys);
     for (const key of keys) this.#forget(key);
   }
@@ -237,7 +238,7 @@ export class BulkLedger {
     keys?.delete(key);
     if (keys?.size === 0) {
       this.#bySubmission.delete(submissionId);
-      this.#recording.delete(submissionId);
+      this.#ended.delete(submissionId);
     }
     this.#unindexRecords(entry);
     this.#wake(submissionId);
@@ -257,6 +258,9 @@ export class BulkLedger {
     // An entry saved again may hold fewer records (a bulk cut to the quota granted): the ones
     // it no longer holds are free to go into another submission.
     const previous = this.#entries.get(key);
+    // A submission goes from intent to recorded bulk, never back: an intent arriving after
+    // the record (the follower reading the state topic again from its start) is stale.
+    if (previous?.bulkId !== undefined && entry.bulkId === undefined) return;
     if (previous) this.#unindexRecords(previous);
     this.#entries.set(key, entry);
     const keys = this.#bySubmission.get(submissionId) ?? new Set<string>();

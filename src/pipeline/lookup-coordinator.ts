@@ -80,8 +80,9 @@ export class LookupCoordinator {
   readonly #bulkLimit: ReturnType<typeof pLimit>;
   readonly #retryTimers = new Set<NodeJS.Timeout>();
   readonly #submissions = new Set<Promise<unknown>>();
-  /** Intents this process wrote and left behind (their submission failed, so did their withdrawal). */
-  readonly #orphaned = new Set<string>();
+  /** Submissions this process works on now, and the member ids it wrote intents under. */
+  readonly #submitting = new Set<string>();
+  readonly #ownerIds = new Set<string>();
   /** Closed while the group rebalances: no new bulk is paid for until ownership is known. */
   #hold: PromiseWithResolvers<undefined> | undefined;
   #stopped = false;
@@ -249,24 +250,22 @@ export class LookupCoordinator {
     const submissionId = randomUUID();
     const leaseMs = this.#options.submissionLeaseMs;
     let paid = false;
-    const intend = () =>
-      ledger.intend(submissionId, works.map(ledgerTask), { leaseMs, paid, owner: this.#parts.member?.() });
-    await intend();
+    const intend = () => {
+      const owner = this.#parts.member?.();
+      if (owner) this.#ownerIds.add(owner);
+      return ledger.intend(submissionId, works.map(ledgerTask), { leaseMs, paid, owner });
+    };
+    this.#submitting.add(submissionId);
     const renewal = setInterval(() => void intend().catch(() => {}), leaseMs / 3);
-    // Until the bulk is recorded or the intent withdrawn, the intent is this process's to
-    // settle; a submission that ends otherwise (its withdrawal failed too) leaves it behind.
-    let settled = false;
     try {
+      await intend();
       let granted: number;
       try {
         const unpaid = () =>
           (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
         granted = quota ? await quota.acquire(unpaid) : unpaid();
       } catch (error) {
-        settled = await ledger.abandon(submissionId).then(
-          () => true,
-          () => false,
-        );
+        await ledger.abandon(submissionId).catch(() => {});
         throw error;
       }
       works = this.#cutToGranted(works, granted);
@@ -274,7 +273,6 @@ export class LookupCoordinator {
       // that is never created would be paid again after the restart.
       if (works.length === 0) {
         await ledger.abandon(submissionId);
-        settled = true;
         return undefined;
       }
       // Every task left is paid for now (granted, or paid before): whoever adopts this intent
@@ -291,7 +289,6 @@ export class LookupCoordinator {
       for (let attempt = 1; ; attempt += 1) {
         try {
           const bulkId = await runner.submit(submissionId, tasks);
-          settled = true;
           // The quota paid for this bulk is used up; a retry after a FAILED task pays anew.
           for (const work of works) work.prepaid = false;
           return bulkId;
@@ -304,14 +301,15 @@ export class LookupCoordinator {
       }
     } finally {
       clearInterval(renewal);
-      if (!settled) this.#orphaned.add(submissionId);
+      this.#submitting.delete(submissionId);
     }
   }
 
   /** Whether the writer of an intent still works on it (in the group, not orphaned here); undefined where unknown. */
   async #alive(owner: string, submissionId: string): Promise<boolean | undefined> {
-    // This process is alive, but nothing of it works on that intent any more.
-    if (this.#orphaned.has(submissionId)) return false;
+    // Written here: alive while this process still works on it. One whose submission ended
+    // without recording or withdrawing it (both writes failed) would be waited for forever.
+    if (this.#ownerIds.has(owner)) return this.#submitting.has(submissionId);
     const { groupMembers } = this.#parts;
     return groupMembers ? (await groupMembers()).has(owner) : undefined;
   }

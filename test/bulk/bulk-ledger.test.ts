@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
+import { BulkLedger, memoryLedgerStore, type LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
 
 const at = (partition: number, offset: number) => ({ topic: 'partners', partition, offset });
 const task = (id: string, partition: number, offset: number) => ({
@@ -78,6 +78,51 @@ describe('BulkLedger', () => {
     while (held.length > 0) held.shift()?.();
     expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
     expect((await store.load()).map((entry) => entry.bulkId)).toEqual(['bulk-1']);
+  });
+
+  it('regression: an intent renewal that fires while the intent is being withdrawn does not bring it back (records waited on it forever after a broker outage)', async () => {
+    const store = memoryLedgerStore();
+    const held: (() => void)[] = [];
+    const release = () => {
+      while (held.length > 0) held.shift()?.();
+    };
+    const ledger = new BulkLedger({
+      ...store,
+      save: (entries) =>
+        new Promise<void>((resolve) => held.push(() => void store.save(entries).then(resolve))),
+      remove: (keys) =>
+        new Promise<void>((resolve) => held.push(() => void store.remove(keys).then(resolve))),
+    });
+    const tasks = [task('a', 0, 1)];
+    const intended = ledger.intend('s1', tasks, { leaseMs: 60_000, paid: false, owner: 'm1' });
+    release();
+    await intended;
+    const withdrawn = ledger.abandon('s1');
+    const renewed = ledger.intend('s1', tasks, { leaseMs: 60_000, paid: false, owner: 'm1' });
+    release();
+    await Promise.all([withdrawn, renewed]);
+    release();
+    expect(ledger.find(at(0, 1))).toBeUndefined();
+    expect(await store.load()).toEqual([]);
+  });
+
+  it('regression: an intent delivered again after its bulk was recorded (the follower re-reading the state topic) does not reopen it', async () => {
+    const store = memoryLedgerStore();
+    let follower: { recorded(entry: LedgerEntry): void } | undefined;
+    const ledger = new BulkLedger({
+      ...store,
+      follow: async (changes) => {
+        follower = changes;
+        return async () => {};
+      },
+    });
+    await ledger.follow();
+    const tasks = [task('a', 0, 1)];
+    await ledger.intend('s1', tasks, { leaseMs: 60_000, paid: true, owner: 'm1' });
+    const [intent] = await store.load();
+    await ledger.record('s1', 'bulk-1', tasks);
+    follower?.recorded(intent as LedgerEntry);
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
   });
 
   it('settles an intent when its bulk is recorded', async () => {
