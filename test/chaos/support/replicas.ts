@@ -6,7 +6,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, type RunDir } from '../../../deploy/local/processes.ts';
-import { RUNTIME_NODE_FLAGS } from '../../../src/cli/runtime-flags.ts';
 import { CLI, NODE } from './run-dir.ts';
 
 export type ReplicaEvent =
@@ -168,7 +167,7 @@ export class ReplicaSet {
 
   #spawn(replica: Replica): void {
     const log = openSync(join(this.#options.runDir.path, `${replica.name}.log`), 'a');
-    const child = spawn(NODE, [...RUNTIME_NODE_FLAGS, CLI, 'run'], {
+    const child = spawn(NODE, [CLI, 'run'], {
       cwd: this.#options.runDir.path,
       env: {
         PATH: process.env.PATH ?? '',
