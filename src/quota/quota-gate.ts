@@ -1,8 +1,11 @@
 // The quota consume check is the pipeline's rate limiter feed: before a bulk is
 // submitted, its task count is consumed from the organization's quota. OVER_LIMIT
 // pauses intake (the source stops fetching; nothing is buffered or dropped) and the
-// check is retried with backoff until the quota window resets. Callers are served one
-// at a time, in order, so that a waiting bulk is not overtaken by later ones.
+// check is retried with backoff until the quota window resets. While the window is
+// exhausted, callers are served one at a time, in order, so that a waiting bulk is not
+// overtaken by later ones; while it has room, consumes run side by side: served one at a
+// time, a single slow consume (a 429 waiting out its Retry-After) held every bulk back
+// (measured: 0.45 of what Retry-After allows under 50 % 429s).
 //
 // A bulk may need more than a whole window allows, or more than is left of it: after an
 // OVER_LIMIT the gate asks the service how large the window is and how much is left
@@ -48,6 +51,8 @@ export class QuotaGate {
   readonly #options: QuotaGateOptions;
   readonly #events: QuotaGateEvents;
   #queue: Promise<void> = Promise.resolve();
+  /** Callers waiting in the queue: while any do, newcomers line up behind them. */
+  #queued = 0;
   #exhausted = false;
   #closed = false;
   /** Largest amount worth asking for: the window's size where known, else what was last granted after halving. */
@@ -70,11 +75,24 @@ export class QuotaGate {
    * quota can shrink while the gate waits, e.g. when partitions are revoked); 0 consumes nothing.
    */
   acquire(amount: number | (() => number)): Promise<number> {
-    const turn = this.#queue.then(() => this.#consume(typeof amount === 'number' ? () => amount : amount));
+    const needed = typeof amount === 'number' ? () => amount : amount;
+    if (!this.#exhausted && this.#queued === 0) {
+      const turn = this.#consume(needed);
+      // Whoever has to line up later (the window ran out meanwhile) waits for this one too.
+      const ended = turn.then(
+        () => {},
+        () => {},
+      );
+      this.#queue = Promise.all([this.#queue, ended]).then(() => {});
+      return turn;
+    }
+    this.#queued += 1;
+    const turn = this.#queue.then(() => this.#consume(needed));
     this.#queue = turn.then(
       () => {},
       () => {},
     );
+    void this.#queue.then(() => (this.#queued -= 1));
     return turn;
   }
 

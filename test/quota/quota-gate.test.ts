@@ -40,10 +40,41 @@ describe('QuotaGate', () => {
     expect(sleeps).toEqual([100, 200, 400, 800, 1000]);
   });
 
-  it('serves callers in order, one at a time', async () => {
-    const { quota, asked } = gate(['OVER_LIMIT', 'OK', 'OK']);
-    await Promise.all([quota.acquire(1), quota.acquire(2)]);
-    expect(asked).toEqual([1, 1, 2]);
+  it('once the window is exhausted, serves the callers that arrive in order, one at a time', async () => {
+    const answers: QuotaStatus[] = ['OVER_LIMIT', 'OK', 'OK', 'OK'];
+    const asked: number[] = [];
+    const backoff = Promise.withResolvers<undefined>();
+    const quota = new QuotaGate(
+      { consume: async (amount) => (asked.push(amount), answers.shift() ?? 'OK') },
+      { initialDelayMs: 100, maxDelayMs: 1000, sleep: () => backoff.promise },
+      { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+    );
+    const first = quota.acquire(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(quota.exhausted).toBe(true);
+    const later = [quota.acquire(2), quota.acquire(3)];
+    backoff.resolve(undefined);
+    expect(await Promise.all([first, ...later])).toEqual([1, 2, 3]);
+    expect(asked).toEqual([1, 1, 2, 3]);
+  });
+
+  it('regression: lets consumes run side by side while the window has room (one slow consume held every bulk back)', async () => {
+    const pending: (() => void)[] = [];
+    const quota = new QuotaGate(
+      {
+        consume: () =>
+          new Promise<QuotaStatus>((resolve) => {
+            pending.push(() => resolve('OK'));
+          }),
+      },
+      { initialDelayMs: 100, maxDelayMs: 1000 },
+      { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+    );
+    const granted = Promise.all([quota.acquire(1), quota.acquire(2)]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pending).toHaveLength(2);
+    for (const resolve of pending) resolve();
+    expect(await granted).toEqual([1, 2]);
   });
 
   it('lets waiting callers go when closed', async () => {
