@@ -53,6 +53,8 @@ export class QuotaGate {
   #queue: Promise<void> = Promise.resolve();
   /** Callers waiting in the queue: while any do, newcomers line up behind them. */
   #queued = 0;
+  /** Resolved at each grant: wakes callers backing off side by side. */
+  #grant = Promise.withResolvers<undefined>();
   #exhausted = false;
   #closed = false;
   /** Largest amount worth asking for: the window's size where known, else what was last granted after halving. */
@@ -116,6 +118,7 @@ export class QuotaGate {
           this.#events.onRestored();
         }
         this.#events.onConsumed(amount);
+        this.#granted();
         // A halved guess that was granted may be too small: ask for more next time.
         if (this.#capGuessed) this.#cap *= 2;
         return amount;
@@ -140,7 +143,17 @@ export class QuotaGate {
         this.#cap = Math.max(1, Math.ceil(amount / 2));
         this.#capGuessed = true;
       }
-      await sleep(backoffDelay(attempt, this.#options, this.#options.random));
+      // Callers consuming side by side wait out their own backoffs: the moment one is granted,
+      // the others ask again, so that a window that just reset is filled as a queue would.
+      await Promise.race([
+        sleep(backoffDelay(attempt, this.#options, this.#options.random)),
+        this.#grant.promise,
+      ]);
     }
+  }
+
+  #granted(): void {
+    this.#grant.resolve(undefined);
+    this.#grant = Promise.withResolvers<undefined>();
   }
 }
