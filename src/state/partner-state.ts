@@ -48,6 +48,7 @@ export interface PartnerStateOptions {
 }
 
 interface OpenPartition {
+  ref: PartitionRef;
   store: PartitionStore;
   path: string;
   /** Until its restore ends, the file is behind its changelog: no checkpoint may be moved. */
@@ -92,10 +93,7 @@ export class PartnerState {
 
   /** Partitions whose state this replica holds now. */
   get partitions(): PartitionRef[] {
-    return [...this.#open.keys()].map((key) => {
-      const at = key.lastIndexOf(':');
-      return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
-    });
+    return [...this.#open.values()].map((open) => open.ref);
   }
 
   /** Partners stored in the partitions held now. */
@@ -166,7 +164,7 @@ export class PartnerState {
     for (const [key, open] of held) {
       // Released meanwhile (and perhaps opened again), or still restoring: left alone.
       if (this.#open.get(key) !== open || open.restoring) continue;
-      const end = ends.get(Number(key.slice(key.lastIndexOf(':') + 1)));
+      const end = ends.get(open.ref.partition);
       const current = open.store.checkpoint?.offset ?? 0;
       if (end && end.high > current) open.store.apply([], { changelog: changelog.name, offset: end.high });
     }
@@ -183,7 +181,7 @@ export class PartnerState {
     const started = Date.now();
     const opened = fresh.map((ref) => {
       const path = join(this.#options.dir, fileOf(ref));
-      const open = { store: new PartitionStore(path), path, restoring: true };
+      const open = { ref, store: new PartitionStore(path), path, restoring: true };
       this.#open.set(keyOf(ref), open);
       return { ref, open };
     });
