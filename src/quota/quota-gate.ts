@@ -11,6 +11,11 @@
 // OVER_LIMIT the gate asks the service how large the window is and how much is left
 // (usage API) and grants what fits, so the caller cuts its bulk to that; a service that
 // does not tell gets halved requests, which grow back as they are granted.
+//
+// While the window is exhausted one caller asks again (the others wait for a grant), and where the service tells the window's length, no wait is longer than an eighth of it: a
+// backoff grown past the window (30 s against a 4 s window) asked first late in a window, and
+// those waiting side by side could not fill the rest of it before it ended (measured: one
+// window of 400 used 100 in the chaos suite).
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import { QuotaError } from './errors.ts';
 
@@ -20,6 +25,8 @@ export type QuotaStatus = 'OK' | 'OVER_LIMIT';
 export interface QuotaRoom {
   max: number;
   left: number;
+  /** How long a window lasts, where the service tells. */
+  windowMs?: number;
 }
 
 export interface QuotaCheck {
@@ -43,6 +50,8 @@ export interface QuotaGateOptions extends BackoffOptions {
 }
 
 const HALVE_AFTER_ATTEMPTS = 7;
+/** Longest wait for a window to reset, as a part of the window: the most of it left unused. */
+const WINDOW_PARTS_PER_WAIT = 8;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -60,6 +69,9 @@ export class QuotaGate {
   /** Largest amount worth asking for: the window's size where known, else what was last granted after halving. */
   #cap = Number.POSITIVE_INFINITY;
   #capGuessed = false;
+  #windowMs: number | undefined;
+  /** The caller asking again while the window is exhausted; the others wait for its grant. */
+  #prober: object | undefined;
 
   constructor(check: QuotaCheck, options: QuotaGateOptions, events: QuotaGateEvents) {
     this.#check = check;
@@ -104,8 +116,22 @@ export class QuotaGate {
   }
 
   async #consume(needed: () => number): Promise<number> {
+    const caller = {};
+    try {
+      return await this.#consumeAs(caller, needed);
+    } finally {
+      // Whoever waits for this caller's grant asks again itself.
+      if (this.#prober === caller) {
+        this.#prober = undefined;
+        this.#granted();
+      }
+    }
+  }
+
+  async #consumeAs(caller: object, needed: () => number): Promise<number> {
     const sleep = this.#options.sleep ?? defaultSleep;
     let fits = Number.POSITIVE_INFINITY;
+    let probes = 0;
     for (let attempt = 1; ; attempt += 1) {
       if (this.#closed) throw new QuotaError('QUOTA_GATE_CLOSED', 'stopped while waiting for quota');
       const wanted = needed();
@@ -131,6 +157,7 @@ export class QuotaGate {
       if (room) {
         this.#cap = room.max;
         this.#capGuessed = false;
+        this.#windowMs = room.windowMs ?? this.#windowMs;
         // Part of the window is left: take that much now instead of waiting for all of it.
         if (room.left > 0 && room.left < amount && room.left !== fits) {
           fits = room.left;
@@ -143,13 +170,30 @@ export class QuotaGate {
         this.#cap = Math.max(1, Math.ceil(amount / 2));
         this.#capGuessed = true;
       }
-      // Callers consuming side by side wait out their own backoffs: the moment one is granted,
-      // the others ask again, so that a window that just reset is filled as a queue would.
+      // Callers consuming side by side: one asks again, paced to the window, the others wait
+      // for a grant (its or a newcomer's) and ask again the moment there is one, so that a
+      // window that just reset is filled as a queue would. A prober that leaves ungranted
+      // (closed, nothing left to pay for, the check failed) wakes them too.
+      this.#prober ??= caller;
+      if (this.#prober !== caller) {
+        await this.#grant.promise;
+        continue;
+      }
+      probes += 1;
       await Promise.race([
-        sleep(backoffDelay(attempt, this.#options, this.#options.random)),
+        sleep(backoffDelay(probes, this.#probeBackoff(), this.#options.random)),
         this.#grant.promise,
       ]);
     }
+  }
+
+  #probeBackoff(): BackoffOptions {
+    if (this.#windowMs === undefined) return this.#options;
+    const maxDelayMs = Math.max(
+      1,
+      Math.min(this.#options.maxDelayMs, this.#windowMs / WINDOW_PARTS_PER_WAIT),
+    );
+    return { initialDelayMs: Math.min(this.#options.initialDelayMs, maxDelayMs), maxDelayMs };
   }
 
   #granted(): void {

@@ -1,5 +1,5 @@
 // The quota gate's check through the service usage API (POST {usage_url}/quotas/consume).
-import type { RefDataClient } from '../refdata/index.ts';
+import { parseQuotaReset, type RefDataClient } from '../refdata/index.ts';
 import type { QuotaCheck } from './quota-gate.ts';
 
 export interface QuotaIdentity {
@@ -40,7 +40,12 @@ export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity):
       // The usage result's fields are not in the published API: read them where they are.
       const usage = values?.[0];
       if (typeof usage?.maxAmount !== 'number' || typeof usage.usedQuota !== 'number') return undefined;
-      return { max: usage.maxAmount, left: Math.max(0, usage.maxAmount - usage.usedQuota) };
+      const windowMs = typeof usage.reset === 'string' ? parseQuotaReset(usage.reset) : undefined;
+      return {
+        max: usage.maxAmount,
+        left: Math.max(0, usage.maxAmount - usage.usedQuota),
+        ...(windowMs === undefined ? {} : { windowMs }),
+      };
     },
   };
 }

@@ -33,6 +33,7 @@ export {
   type ResponseValidatorOptions,
 } from './response-validator.ts';
 export { loadReferenceDataDocument, ROOT_NAMES, type RootName } from './openapi-document.ts';
+export { parseQuotaReset, QUOTA_RESET_FORMS } from './quota-reset.ts';
 export {
   iterateBulkLookupResults,
   iterateBusinessPartnerRelations,

@@ -131,3 +131,79 @@ describe('QuotaGate with a window smaller than a bulk', () => {
     expect(granted).toHaveLength(3);
   });
 });
+
+describe('QuotaGate pacing its checks to the window', () => {
+  /**
+   * A window of `max` per `windowMs` on a clock the test moves: the window is exhausted until
+   * `resetAt`, empty after it. Each sleep ends when the clock passes it.
+   */
+  function pacedWindow({ max, windowMs, resetAt }: { max: number; windowMs: number; resetAt: number }) {
+    let now = 0;
+    let used = max;
+    const timers: { at: number; wake: () => void }[] = [];
+    const asked: { amount: number; at: number }[] = [];
+    const granted: { amount: number; at: number }[] = [];
+    const sleeps: number[] = [];
+    const quota = new QuotaGate(
+      {
+        consume: async (amount) => {
+          asked.push({ amount, at: now });
+          if (used + amount > max) return 'OVER_LIMIT';
+          used += amount;
+          granted.push({ amount, at: now });
+          return 'OK';
+        },
+        room: async () => ({ max, left: max - used, windowMs }),
+      },
+      {
+        initialDelayMs: 500,
+        maxDelayMs: 30_000,
+        random: () => 1,
+        sleep: (ms) => {
+          sleeps.push(ms);
+          return new Promise<void>((wake) => timers.push({ at: now + ms, wake }));
+        },
+      },
+      { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+    );
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    async function advanceTo(end: number) {
+      await settle();
+      for (;;) {
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers[0];
+        if (!next || next.at > end) break;
+        timers.shift();
+        now = next.at;
+        if (now >= resetAt) used = 0;
+        next.wake();
+        await settle();
+      }
+      now = end;
+    }
+    return { quota, asked, granted, sleeps, advanceTo };
+  }
+
+  it('regression: waits at most an eighth of a window the service tells (a backoff grown past the window asked first late in one, leaving most of it unused)', async () => {
+    const { quota, granted, sleeps, advanceTo } = pacedWindow({ max: 400, windowMs: 4_000, resetAt: 60_000 });
+    const waiting = quota.acquire(300);
+    await advanceTo(61_000);
+    expect(Math.max(...sleeps)).toBeLessThanOrEqual(500);
+    expect(granted).toHaveLength(1);
+    expect(granted[0]?.at).toBeLessThanOrEqual(60_500);
+    expect(await waiting).toBe(300);
+  });
+
+  it('while the window is exhausted, one caller asks again; the others ask the moment it is granted', async () => {
+    const { quota, asked, granted, advanceTo } = pacedWindow({ max: 400, windowMs: 4_000, resetAt: 4_000 });
+    const waiting = Promise.all([quota.acquire(100), quota.acquire(150), quota.acquire(200)]);
+    await advanceTo(3_999);
+    const askedAgain = new Set(asked.slice(3).map(({ amount }) => amount));
+    expect(askedAgain.size).toBe(1);
+    await advanceTo(5_000);
+    expect(await waiting).toEqual([100, 150, 150]);
+    // All of the window that reset is used, as soon as it reset.
+    expect(granted.reduce((sum, { amount }) => sum + amount, 0)).toBe(400);
+    expect(Math.max(...granted.map(({ at }) => at))).toBeLessThanOrEqual(4_500);
+  });
+});

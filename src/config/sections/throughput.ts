@@ -16,7 +16,9 @@ export const quotaSection = z
       .describe('Quota the tasks are consumed from.'),
     enabled: z.boolean().default(true).describe('Check and consume quota before each bulk.'),
     initialBackoffMs: durationMs(500).describe('First wait after the quota ran out.'),
-    maxBackoffMs: durationMs(30_000).describe('Longest wait between quota checks.'),
+    maxBackoffMs: durationMs(30_000).describe(
+      'Longest wait between quota checks; at most an eighth of the window where the service tells its length.',
+    ),
   })
   .superRefine(startNotAboveCap('initialBackoffMs', 'maxBackoffMs'));
 

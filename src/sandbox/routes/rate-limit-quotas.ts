@@ -4,12 +4,11 @@
 // document's (the spec does not show them).
 
 import type { FastifyInstance } from 'fastify';
-import type { Schemas } from '../../refdata/index.ts';
+import { QUOTA_RESET_FORMS, parseQuotaReset, type Schemas } from '../../refdata/index.ts';
 import { dataSourceById } from '../dataset/data-sources.ts';
 import { SandboxHttpError, invalidRequest } from '../errors.ts';
 import { operationRoute } from '../http/operation-route.ts';
 import type { ResolvedSandboxOptions } from '../options.ts';
-import { QUOTA_RESET_FORMS, parseQuotaReset } from '../state/quota-reset.ts';
 import { quotaStatus, type QuotaScope, type RateLimitQuota } from '../state/quota-ledger.ts';
 import type { SandboxState } from '../state/sandbox-state.ts';
 

@@ -1,6 +1,7 @@
-// The spec does not show the allowed `reset` values of a quota. The sandbox accepts an ISO 8601
-// duration of fixed length (days, hours, minutes, seconds, weeks: PT1M, PT1H, P1D, P1W) or a
-// whole number of seconds ("60"). Years and months are refused: their length varies, and a
+// The spec does not show the allowed `reset` values of a quota (the window a quota's
+// `maxAmount` is allowed per). Read here, by the sandbox that keeps quotas and by the quota gate
+// that paces its checks to the window: an ISO 8601 duration of fixed length (days, hours,
+// minutes, seconds, weeks: PT1M, PT1H, P1D, P1W) or a whole number of seconds ("60"). Years and months are refused: their length varies, and a
 // quota window that silently means "30 days" would surprise.
 
 const ISO_DURATION = /^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;

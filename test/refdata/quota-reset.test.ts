@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuotaReset } from '../../src/sandbox/state/quota-reset.ts';
+import { parseQuotaReset } from '../../src/refdata/quota-reset.ts';
 
 describe('quota reset intervals', () => {
   it.each([
