@@ -48,3 +48,19 @@ export function thresholdsFor(
     maybeMatch: given?.maybeMatch ?? DEFAULT_MATCH_THRESHOLDS.maybeMatch,
   };
 }
+
+/**
+ * The score moved to the other side of the MATCH / MAYBE_MATCH boundary: [fullMatch, 1] maps
+ * linearly onto [maybeMatch, fullMatch) and back, so the order of scores is kept and the two
+ * moves undo each other (before scores are rounded to four decimals). A NO_MATCH score, or thresholds without a MAYBE_MATCH band, leave it.
+ */
+export function acrossMatchThreshold(score: number, thresholds: MatchThresholds): number {
+  const { fullMatch, maybeMatch } = thresholds;
+  const band = fullMatch - maybeMatch;
+  if (band <= 0 || score < maybeMatch) return score;
+  if (score < fullMatch) return Math.min(1, fullMatch + ((score - maybeMatch) * (1 - fullMatch)) / band);
+  const above = 1 - fullMatch;
+  const moved = above > 0 ? maybeMatch + ((score - fullMatch) * band) / above : maybeMatch;
+  // A score of 1 would land on fullMatch itself, still a MATCH: stay a step (of four decimals) below.
+  return Math.max(maybeMatch, Math.min(moved, fullMatch - 0.0001));
+}
