@@ -50,17 +50,22 @@ export function thresholdsFor(
 }
 
 /**
- * The score moved to the other side of the MATCH / MAYBE_MATCH boundary: [fullMatch, 1] maps
- * linearly onto [maybeMatch, fullMatch) and back, so the order of scores is kept and the two
- * moves undo each other (before scores are rounded to four decimals). A NO_MATCH score, or thresholds without a MAYBE_MATCH band, leave it.
+ * A score moved across the MATCH / MAYBE_MATCH boundary. Down, [maybeMatch, 1] shrinks
+ * linearly into [maybeMatch, fullMatch); up, [maybeMatch, fullMatch) stretches linearly onto
+ * [fullMatch, 1]. Both keep the order of the scores they move, so the records of one
+ * organization keep their order. Scores below maybeMatch, and any score when the thresholds
+ * leave no MAYBE_MATCH band, stay.
  */
-export function acrossMatchThreshold(score: number, thresholds: MatchThresholds): number {
+export function acrossMatchThreshold(
+  score: number,
+  thresholds: MatchThresholds,
+  direction: 'down' | 'up',
+): number {
   const { fullMatch, maybeMatch } = thresholds;
   const band = fullMatch - maybeMatch;
   if (band <= 0 || score < maybeMatch) return score;
-  if (score < fullMatch) return Math.min(1, fullMatch + ((score - maybeMatch) * (1 - fullMatch)) / band);
-  const above = 1 - fullMatch;
-  const moved = above > 0 ? maybeMatch + ((score - fullMatch) * band) / above : maybeMatch;
+  if (direction === 'up')
+    return score < fullMatch ? fullMatch + ((score - maybeMatch) * (1 - fullMatch)) / band : score;
   // A score of 1 would land on fullMatch itself, still a MATCH: stay a step (of four decimals) below.
-  return Math.max(maybeMatch, Math.min(moved, fullMatch - 0.0001));
+  return Math.min(maybeMatch + ((score - maybeMatch) * band) / (1 - maybeMatch), fullMatch - 0.0001);
 }

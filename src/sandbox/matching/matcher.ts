@@ -47,8 +47,8 @@ export interface RecordRevision {
   isWithdrawn(recordIndex: number): boolean;
   /** The record's svcId now; undefined when it kept the one it was indexed with. */
   svcIdOf(recordIndex: number): string | undefined;
-  /** The score of a lookup's best candidate after its record's revision (its own score when unrevised). */
-  bestScore(best: MatchCandidate): number;
+  /** The score of `candidate` after its record's revision, in a lookup whose best candidate is `best`. */
+  scoreBeside(best: MatchCandidate, candidate: MatchCandidate): number;
 }
 
 const SHORT_UNKNOWN_TOKEN_FACTOR = 0.25;
@@ -65,21 +65,25 @@ function hasContent(profile: MatchProfile): boolean {
   );
 }
 
-/**
- * Only the best candidate is rescored: moving any other record up could put it above the best,
- * changing a lookup that is about another organization.
- */
-function reviseBest(
+/** The ranked candidates rescored by `revision`, in their new order. */
+function rescore(
   ranked: MatchCandidate[],
   revision: RecordRevision,
   matchingThreshold: number,
 ): MatchCandidate[] {
-  const [best, ...rest] = ranked;
+  const best = ranked[0];
   if (best === undefined) return ranked;
-  const score = roundScore(revision.bestScore(best));
-  if (score === best.score) return ranked;
-  if (score >= matchingThreshold && score > 0) rest.push({ ...best, score });
-  return rest.sort(compareRanked);
+  let changed = false;
+  const rescored: MatchCandidate[] = [];
+  for (const candidate of ranked) {
+    const score = roundScore(revision.scoreBeside(best, candidate));
+    if (score === candidate.score) rescored.push(candidate);
+    else {
+      changed = true;
+      if (score >= matchingThreshold && score > 0) rescored.push({ ...candidate, score });
+    }
+  }
+  return changed ? rescored.sort(compareRanked) : ranked;
 }
 
 /** Lookups over one index. Not reentrant: it reuses scratch arrays between lookups. */
@@ -169,7 +173,7 @@ export class Matcher {
         ranked.push(this.#candidate(recordIndex, value, revision));
     }
     ranked.sort(compareRanked);
-    return revision === undefined ? ranked : reviseBest(ranked, revision, options.matchingThreshold);
+    return revision === undefined ? ranked : rescore(ranked, revision, options.matchingThreshold);
   }
 
   #page(ranked: readonly MatchCandidate[], options: LookupOptions): LookupPage {

@@ -5,8 +5,9 @@
 // in one of three ways:
 // - relisted: each of its records has a new svcId, so a lookup that found it finds a new svcId;
 // - withdrawn: its records are gone, so a lookup that found it finds another organization or nothing;
-// - reclassified: a lookup whose best candidate is one of its records gets that score moved
-//   across the MATCH / MAYBE_MATCH boundary of the lookup's thresholds.
+// - reclassified: in a lookup whose best candidate is one of its records, the scores of its
+//   records move across the MATCH / MAYBE_MATCH boundary of the lookup's thresholds (a MATCH
+//   down into MAYBE_MATCH, a MAYBE_MATCH up into MATCH; a NO_MATCH stays).
 // A lookup whose best candidate is not a record of a revised organization answers what it
 // answered before (withdrawn or relisted records further down its candidates aside).
 
@@ -127,10 +128,16 @@ export class DatasetRevisions {
     return {
       isWithdrawn: (recordIndex) => kindOf(recordIndex) === 'withdrawn',
       svcIdOf: (recordIndex) => this.#svcIdOfRecord.get(recordIndex),
-      bestScore: (best) =>
-        kindOf(best.recordIndex) === 'reclassified'
-          ? acrossMatchThreshold(best.score, thresholds)
-          : best.score,
+      // Only where the organization is the best match: moving its records up in a lookup
+      // about another organization could put them above that one.
+      scoreBeside: (best, candidate) =>
+        candidate.entityKey === best.entityKey && kindOf(best.recordIndex) === 'reclassified'
+          ? acrossMatchThreshold(
+              candidate.score,
+              thresholds,
+              best.score >= thresholds.fullMatch ? 'down' : 'up',
+            )
+          : candidate.score,
     };
   }
 
