@@ -7,6 +7,13 @@ export { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode, type SandboxOptions 
 export type { Clock } from './clock.ts';
 export type { FaultSettings, FaultSettingsInput } from './state/faults.ts';
 export type { SandboxState } from './state/sandbox-state.ts';
+export {
+  REVISION_KINDS,
+  type DatasetRevisionReport,
+  type DatasetRevisionRequest,
+  type RevisedOrganization,
+  type RevisionKind,
+} from './state/dataset-revisions.ts';
 export type { SandboxStatsSnapshot } from './state/stats.ts';
 export {
   SANDBOX_ERROR_CODES,

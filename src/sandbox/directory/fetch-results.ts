@@ -6,6 +6,7 @@ import type { Schemas } from '../../refdata/index.ts';
 import { isoAt } from '../clock.ts';
 import type { Organization, SandboxDataset } from '../dataset/dataset.ts';
 import type { SourceRecord } from '../dataset/records.ts';
+import type { DatasetRevisions } from '../state/dataset-revisions.ts';
 import { apiPartner, rawKeyValues } from './partner-views.ts';
 
 export type FetchFeature = Schemas['FetchFeature'];
@@ -22,18 +23,21 @@ const MAX_CHAIN = 50;
 
 export class FetchResults {
   readonly #dataset: SandboxDataset;
+  readonly #revisions: DatasetRevisions;
   readonly #now: () => number;
 
-  constructor(dataset: SandboxDataset, now: () => number) {
+  constructor(dataset: SandboxDataset, revisions: DatasetRevisions, now: () => number) {
     this.#dataset = dataset;
+    this.#revisions = revisions;
     this.#now = now;
   }
 
-  /** The record of a platform id, or a reason why there is none (INVALID_INPUT). */
+  /** The record of a platform id as the dataset is revised, or a reason why there is none (INVALID_INPUT). */
   find(svcId: string | undefined): SourceRecord | string {
     if (svcId === undefined || !svcId.includes(':'))
       return 'svcId must have the form <DATA_SOURCE_PREFIX>:<value>';
-    return this.#dataset.getRecord(svcId) ?? `no business partner ${svcId}`;
+    const recordIndex = this.#revisions.recordIndexOf(svcId);
+    return recordIndex === undefined ? `no business partner ${svcId}` : this.#revisions.recordAt(recordIndex);
   }
 
   common(record: SourceRecord, settings: FetchSettings): Schemas['FetchResultCommon'] {
@@ -74,7 +78,7 @@ export class FetchResults {
           : { threshold: settings.screeningMatchingThreshold }),
       };
     }
-    const organization = this.#dataset.organizationOf(record.svcId);
+    const organization = this.#revisions.organizationOf(record.svcId);
     if (organization) {
       if (features.has('SHOW_COMMERCIAL_ULTIMATE'))
         result.commercialUltimate = this.#ultimate(organization, false);

@@ -1,16 +1,18 @@
 // Lookups over the dataset with the matcher, answered in the API's shapes: candidates with
 // their score by descending score, the golden record, and the outcome classification
-// (MATCH, MAYBE_MATCH, NO_MATCH) of the best candidate as an annotation.
+// (MATCH, MAYBE_MATCH, NO_MATCH) of the best candidate as an annotation. Lookups see the
+// dataset as revised (POST /admin/dataset/revise).
 
 import type { Schemas } from '../../refdata/index.ts';
 import type { SandboxDataset } from '../dataset/dataset.ts';
-import { classifyMatch, thresholdsFor } from '../matching/classification.ts';
-import { Matcher, type LookupPage, type MatchCandidate } from '../matching/matcher.ts';
+import { classifyMatch, thresholdsFor, type MatchThresholds } from '../matching/classification.ts';
+import { Matcher, type LookupPage, type MatchCandidate, type RecordRevision } from '../matching/matcher.ts';
 import { SandboxMatchingError } from '../matching/errors.ts';
 import { parseLookupOptions } from '../matching/options.ts';
 import { subjectFromBusinessPartnerParam, type BusinessPartnerParamInput } from '../matching/query-shapes.ts';
 import type { MatchSubject } from '../matching/subject.ts';
 import { apiPartner, lookupMatch } from '../directory/partner-views.ts';
+import type { DatasetRevisions } from '../state/dataset-revisions.ts';
 import { matcherOptions, type LookupParameters } from './lookup-parameters.ts';
 
 type Annotation = Schemas['Annotation'];
@@ -24,16 +26,22 @@ export interface LookupOutcome {
 
 export class LookupService {
   readonly #dataset: SandboxDataset;
+  readonly #revisions: DatasetRevisions;
   readonly #matcher: Matcher;
 
-  constructor(dataset: SandboxDataset) {
+  constructor(dataset: SandboxDataset, revisions: DatasetRevisions) {
     this.#dataset = dataset;
+    this.#revisions = revisions;
     this.#matcher = new Matcher(dataset.matchIndex);
   }
 
   /** One cursor page of candidates. Throws SandboxMatchingError for an empty query or a foreign cursor. */
   lookup(subject: MatchSubject, parameters: LookupParameters): LookupOutcome {
-    const page = this.#matcher.lookup(subject, matcherOptions(parameters));
+    const page = this.#matcher.lookup(
+      subject,
+      matcherOptions(parameters),
+      this.#revision(subject, parameters),
+    );
     return {
       page,
       values: page.values.map((candidate) => this.match(candidate)),
@@ -44,14 +52,16 @@ export class LookupService {
 
   /** Every candidate at or above the threshold, best first (the v3 forms page over these). */
   rank(subject: MatchSubject, parameters: LookupParameters): MatchCandidate[] {
-    return this.#matcher.rank(subject, parseLookupOptions(matcherOptions(parameters)));
+    const options = parseLookupOptions(matcherOptions(parameters));
+    return this.#matcher.rank(subject, options, this.#revision(subject, parameters));
   }
 
   /** The golden record of a default lookup on `partner`; undefined when nothing matches. */
   bestMatchOf(partner: BusinessPartnerParamInput | undefined): string | undefined {
     if (partner === undefined) return undefined;
     try {
-      return this.#matcher.lookup(subjectFromBusinessPartnerParam(partner), { limit: 1 }).goldenRecord?.svcId;
+      const subject = subjectFromBusinessPartnerParam(partner);
+      return this.#matcher.lookup(subject, { limit: 1 }, this.#revision(subject)).goldenRecord?.svcId;
     } catch (error) {
       if (error instanceof SandboxMatchingError) return undefined;
       throw error;
@@ -60,12 +70,12 @@ export class LookupService {
 
   /** The first `limit` candidates for one line of free text (name and address together). */
   search(text: string, limit: number): LookupPage {
-    return this.#matcher.search(text, { limit });
+    return this.#matcher.search(text, { limit }, this.#revisions.forLookup(thresholdsFor(undefined)));
   }
 
   /** The golden record view of one record of the dataset. */
   goldenRecordOf(svcId: string): Schemas['GoldenRecord'] | undefined {
-    const recordIndex = this.#dataset.matchIndex.recordIndexOf(svcId);
+    const recordIndex = this.#revisions.recordIndexOf(svcId);
     if (recordIndex === undefined) return undefined;
     return this.goldenRecord({
       recordIndex,
@@ -74,7 +84,7 @@ export class LookupService {
   }
 
   match(candidate: MatchCandidate): Schemas['BusinessPartnerLookupMatch'] {
-    return lookupMatch(this.#dataset.recordAt(candidate.recordIndex), candidate.score);
+    return lookupMatch(this.#revisions.recordAt(candidate.recordIndex), candidate.score);
   }
 
   goldenRecord(candidate: {
@@ -82,7 +92,7 @@ export class LookupService {
     score?: number;
     completeness: number;
   }): Schemas['GoldenRecord'] {
-    const record = this.#dataset.recordAt(candidate.recordIndex);
+    const record = this.#revisions.recordAt(candidate.recordIndex);
     return {
       svcId: record.svcId,
       matchingProfile: {
@@ -102,7 +112,16 @@ export class LookupService {
     subject: MatchSubject,
     parameters: LookupParameters,
   ): Annotation {
-    const thresholds = thresholdsFor(subject.address?.country, parameters.matchingClassifications);
+    const thresholds = this.#thresholds(subject, parameters);
     return { type: 'MATCH_CLASSIFICATION', value: classifyMatch(best?.score, thresholds), thresholds };
+  }
+
+  #thresholds(subject: MatchSubject, parameters?: LookupParameters): MatchThresholds {
+    return thresholdsFor(subject.address?.country, parameters?.matchingClassifications);
+  }
+
+  /** A reclassified record crosses the thresholds the lookup classifies with. */
+  #revision(subject: MatchSubject, parameters?: LookupParameters): RecordRevision | undefined {
+    return this.#revisions.forLookup(this.#thresholds(subject, parameters));
   }
 }

@@ -48,3 +48,24 @@ export function thresholdsFor(
     maybeMatch: given?.maybeMatch ?? DEFAULT_MATCH_THRESHOLDS.maybeMatch,
   };
 }
+
+/**
+ * A score moved across the MATCH / MAYBE_MATCH boundary. Down, [maybeMatch, 1] shrinks
+ * linearly into [maybeMatch, fullMatch); up, [maybeMatch, fullMatch) stretches linearly onto
+ * [fullMatch, 1]. Both keep the order of the scores they move, so the records of one
+ * organization keep their order. Scores below maybeMatch, and any score when the thresholds
+ * leave no MAYBE_MATCH band, stay.
+ */
+export function acrossMatchThreshold(
+  score: number,
+  thresholds: MatchThresholds,
+  direction: 'down' | 'up',
+): number {
+  const { fullMatch, maybeMatch } = thresholds;
+  const band = fullMatch - maybeMatch;
+  if (band <= 0 || score < maybeMatch) return score;
+  if (direction === 'up')
+    return score < fullMatch ? fullMatch + ((score - maybeMatch) * (1 - fullMatch)) / band : score;
+  // A score of 1 would land on fullMatch itself, still a MATCH: stay a step (of four decimals) below.
+  return Math.min(maybeMatch + ((score - maybeMatch) * band) / (1 - maybeMatch), fullMatch - 0.0001);
+}

@@ -37,6 +37,20 @@ export interface LookupPage {
   readonly goldenRecord: MatchCandidate | undefined;
 }
 
+/**
+ * Changes made to indexed records after the index was built (the sandbox's dataset
+ * revisions), as one lookup sees them. The index itself stays as built, so token weights and
+ * the candidates of every other lookup are what they were.
+ */
+export interface RecordRevision {
+  /** A withdrawn record is never a candidate. */
+  isWithdrawn(recordIndex: number): boolean;
+  /** The record's svcId now; undefined when it kept the one it was indexed with. */
+  svcIdOf(recordIndex: number): string | undefined;
+  /** The score of `candidate` after its record's revision, in a lookup whose best candidate is `best`. */
+  scoreBeside(best: MatchCandidate, candidate: MatchCandidate): number;
+}
+
 const SHORT_UNKNOWN_TOKEN_FACTOR = 0.25;
 const SEARCH_CANDIDATE_FACTOR = 4;
 
@@ -49,6 +63,27 @@ function hasContent(profile: MatchProfile): boolean {
     profile.identifiers.length > 0 ||
     [address.street, address.postCode, address.town].some((part) => part !== undefined)
   );
+}
+
+/** The ranked candidates rescored by `revision`, in their new order. */
+function rescore(
+  ranked: MatchCandidate[],
+  revision: RecordRevision,
+  matchingThreshold: number,
+): MatchCandidate[] {
+  const best = ranked[0];
+  if (best === undefined) return ranked;
+  let changed = false;
+  const rescored: MatchCandidate[] = [];
+  for (const candidate of ranked) {
+    const score = roundScore(revision.scoreBeside(best, candidate));
+    if (score === candidate.score) rescored.push(candidate);
+    else {
+      changed = true;
+      if (score >= matchingThreshold && score > 0) rescored.push({ ...candidate, score });
+    }
+  }
+  return changed ? rescored.sort(compareRanked) : ranked;
 }
 
 /** Lookups over one index. Not reentrant: it reuses scratch arrays between lookups. */
@@ -64,13 +99,13 @@ export class Matcher {
   }
 
   /** Lookup by name, address and identifiers (v3/v4 lookup, bulk lookup tasks). */
-  lookup(subject: MatchSubject, options?: LookupOptionsInput): LookupPage {
+  lookup(subject: MatchSubject, options?: LookupOptionsInput, revision?: RecordRevision): LookupPage {
     const parsed = parseLookupOptions(options);
-    return this.#page(this.rank(subject, parsed), parsed);
+    return this.#page(this.rank(subject, parsed, revision), parsed);
   }
 
   /** Free-text search: name and address in one line (v3 search). */
-  search(text: string, options?: LookupOptionsInput): LookupPage {
+  search(text: string, options?: LookupOptionsInput, revision?: RecordRevision): LookupPage {
     const parsed = parseLookupOptions(options);
     const query = parseTextQuery(text, this.#index);
     if (query.words.length === 0 && query.profile.identifiers.length === 0) {
@@ -81,14 +116,18 @@ export class Matcher {
     // Town words in the text count as name words when collecting candidates, and together
     // they can outweigh the name itself: consider more candidates than a structured lookup.
     const widened = { ...parsed, maxCandidates: parsed.maxCandidates * SEARCH_CANDIDATE_FACTOR };
-    const ranked = this.#rankWith(query.profile, widened, false, (record, country) =>
-      scoreTextMatch(query, record, this.#recordWeights(record.names, country)),
+    const ranked = this.#rankWith(
+      query.profile,
+      widened,
+      false,
+      (record, country) => scoreTextMatch(query, record, this.#recordWeights(record.names, country)),
+      revision,
     );
     return this.#page(ranked, parsed);
   }
 
   /** Every candidate at or above the threshold, best first. */
-  rank(subject: MatchSubject, options: LookupOptions): MatchCandidate[] {
+  rank(subject: MatchSubject, options: LookupOptions, revision?: RecordRevision): MatchCandidate[] {
     const query = normalizeQuery(subject);
     if (!hasContent(query)) {
       throw new SandboxMatchingError('SANDBOX_EMPTY_QUERY', 'the query has no name, identifier or address', {
@@ -112,7 +151,7 @@ export class Matcher {
       },
       identifierOnly,
     );
-    return this.#rankWith(query, options, identifierOnly, (record) => scorer.score(record));
+    return this.#rankWith(query, options, identifierOnly, (record) => scorer.score(record), revision);
   }
 
   #rankWith(
@@ -120,6 +159,7 @@ export class Matcher {
     options: LookupOptions,
     identifierOnly: boolean,
     score: (record: MatchProfile, country: string) => number,
+    revision: RecordRevision | undefined,
   ): MatchCandidate[] {
     const features = activeFeatures(options.featuresOn, options.featuresOff);
     const allowed = allowedSlots(this.#index.slots, features, options);
@@ -127,11 +167,13 @@ export class Matcher {
     const ranked: MatchCandidate[] = [];
     for (const recordIndex of records) {
       const record = this.#index.profiles[recordIndex];
-      if (record === undefined) continue;
+      if (record === undefined || revision?.isWithdrawn(recordIndex) === true) continue;
       const value = roundScore(score(record, record.country ?? ''));
-      if (value >= options.matchingThreshold && value > 0) ranked.push(this.#candidate(recordIndex, value));
+      if (value >= options.matchingThreshold && value > 0)
+        ranked.push(this.#candidate(recordIndex, value, revision));
     }
-    return ranked.sort(compareRanked);
+    ranked.sort(compareRanked);
+    return revision === undefined ? ranked : rescore(ranked, revision, options.matchingThreshold);
   }
 
   #page(ranked: readonly MatchCandidate[], options: LookupOptions): LookupPage {
@@ -146,11 +188,11 @@ export class Matcher {
     };
   }
 
-  #candidate(recordIndex: number, score: number): MatchCandidate {
+  #candidate(recordIndex: number, score: number, revision: RecordRevision | undefined): MatchCandidate {
     const index = this.#index;
     const slot = index.slots[index.slotOfRecord[recordIndex] ?? 0];
     return {
-      svcId: index.svcIds[recordIndex] ?? '',
+      svcId: revision?.svcIdOf(recordIndex) ?? index.svcIds[recordIndex] ?? '',
       dataSourceId: slot?.dataSourceId ?? '',
       storageId: slot?.storageId,
       score,

@@ -1,5 +1,6 @@
 // Everything the sandbox remembers, in one place: the generated dataset and the services over
-// it (fixed for the sandbox's life), and the stores requests change (reset by POST /admin/reset).
+// it (fixed for the sandbox's life), and the stores requests change (reset by POST /admin/reset),
+// revisions of the dataset among them.
 
 import type { Schemas } from '../../refdata/index.ts';
 import { generateDataset, type SandboxDataset } from '../dataset/dataset.ts';
@@ -11,6 +12,11 @@ import { TaskOutcomes } from '../lookup/task-outcomes.ts';
 import type { ResolvedSandboxOptions } from '../options.ts';
 import { BulkLookupStore } from './bulk-lookups.ts';
 import { ConfigurationStore } from './configuration-store.ts';
+import {
+  DatasetRevisions,
+  type DatasetRevisionReport,
+  type DatasetRevisionSpec,
+} from './dataset-revisions.ts';
 import { Faults } from './faults.ts';
 import { JobStore, type EventStoreJobRecord, type ExtdLookupJobRecord } from './jobs.ts';
 import { QuotaLedger } from './quota-ledger.ts';
@@ -41,6 +47,7 @@ function sharedDataset(organizations: number, seed: number): SandboxDataset {
 
 export class SandboxState {
   readonly dataset: SandboxDataset;
+  readonly revisions: DatasetRevisions;
   readonly lookups: LookupService;
   readonly fetchResults: FetchResults;
   readonly storages: StorageCatalog;
@@ -63,8 +70,9 @@ export class SandboxState {
   constructor(options: Readonly<ResolvedSandboxOptions>) {
     const { clock } = options;
     this.dataset = sharedDataset(options.orgs, options.seed);
-    this.lookups = new LookupService(this.dataset);
-    this.fetchResults = new FetchResults(this.dataset, () => clock.now());
+    this.revisions = new DatasetRevisions(this.dataset);
+    this.lookups = new LookupService(this.dataset, this.revisions);
+    this.fetchResults = new FetchResults(this.dataset, this.revisions, () => clock.now());
     this.storages = new StorageCatalog(this.dataset);
     this.faults = new Faults(options.faults, options.seed);
     this.tokens = new TokenStore(clock, options.tokenLifetimeSeconds);
@@ -81,7 +89,18 @@ export class SandboxState {
     this.#seed();
   }
 
-  /** Back to the state at start: no tokens, bulks, jobs, quotas or suppliers; seeded configurations; zero counters. */
+  /** Changes the matching data of some organizations; see DatasetRevisions. */
+  reviseDataset(request: DatasetRevisionSpec): DatasetRevisionReport {
+    const report = this.revisions.revise(request);
+    // Outcomes cached in instant mode were looked up in the dataset before this revision.
+    this.#taskOutcomes.clear();
+    return report;
+  }
+
+  /**
+   * Back to the state at start: the dataset unrevised; no tokens, bulks, jobs, quotas or
+   * suppliers; seeded configurations; zero counters.
+   */
   reset(): void {
     this.bulkRunner.stop();
     this.stats.reset();
@@ -94,6 +113,7 @@ export class SandboxState {
     this.extdJobs.clear();
     this.eventStoreJobs.clear();
     this.supplierGateway.clear();
+    this.revisions.clear();
     this.#taskOutcomes.clear();
     this.#seed();
   }

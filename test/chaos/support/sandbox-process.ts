@@ -2,7 +2,8 @@
 // restart it like any remote service and inject faults over its admin API. What it accepted
 // (bulk audit, counters) lives in its memory; collect() gathers it before every stop, so the
 // totals survive restarts. Each bulk is marked with the life of the sandbox that accepted it:
-// a bulk of an earlier life is one the restarted service no longer knows.
+// a bulk of an earlier life is one the restarted service no longer knows. Between two runs of a
+// client, reviseDataset() changes the matches of some organizations (see docs/SANDBOX.md).
 import {
   freePort,
   startService,
@@ -10,7 +11,12 @@ import {
   waitUntil,
   type RunDir,
 } from '../../../deploy/local/processes.ts';
-import type { FaultSettingsInput, SandboxStatsSnapshot } from '../../../src/sandbox/index.ts';
+import type {
+  DatasetRevisionReport,
+  DatasetRevisionRequest,
+  FaultSettingsInput,
+  SandboxStatsSnapshot,
+} from '../../../src/sandbox/index.ts';
 import type { BulkAuditEntry } from '../../../src/sandbox/state/bulk-audit.ts';
 import { CLI, NODE } from './run-dir.ts';
 
@@ -39,11 +45,36 @@ export interface SandboxTotals {
 export interface SandboxProcess {
   url: string;
   setFaults(faults: FaultSettingsInput): Promise<void>;
+  /** Revises the dataset; the report names each organization changed, how, and its svcIds before and after. */
+  reviseDataset(request: DatasetRevisionRequest): Promise<DatasetRevisionReport>;
+  /** Every revision since the start, the last restart or reset. */
+  datasetRevisions(): Promise<DatasetRevisionReport[]>;
   /** Reads the audit and counters of the current life into the totals. */
   collect(): Promise<SandboxTotals>;
   kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   restart(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/** POST /admin/dataset/revise on the sandbox at `url`. */
+export async function reviseSandboxDataset(
+  url: string,
+  request: DatasetRevisionRequest,
+): Promise<DatasetRevisionReport> {
+  const response = await fetch(`${url}/admin/dataset/revise`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(request),
+  });
+  if (!response.ok) throw new Error(`sandbox dataset revision: ${response.status} ${await response.text()}`);
+  return (await response.json()) as DatasetRevisionReport;
+}
+
+/** GET /admin/dataset/revisions on the sandbox at `url`. */
+export async function sandboxDatasetRevisions(url: string): Promise<DatasetRevisionReport[]> {
+  const response = await fetch(`${url}/admin/dataset/revisions`);
+  if (!response.ok) throw new Error(`sandbox dataset revisions: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { revisions: DatasetRevisionReport[] }).revisions;
 }
 
 export async function startSandboxProcess(runDir: RunDir, options: SandboxOptions): Promise<SandboxProcess> {
@@ -118,6 +149,8 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
       });
       if (!response.ok) throw new Error(`sandbox faults: ${response.status} ${await response.text()}`);
     },
+    reviseDataset: (request) => reviseSandboxDataset(url, request),
+    datasetRevisions: () => sandboxDatasetRevisions(url),
     collect,
     async kill(signal) {
       await collect();
