@@ -37,7 +37,8 @@ export function registerSandbox(program: Command): void {
     .command('sandbox')
     .description(
       'serve the local reference data service (all five API roots on one address) with a generated dataset, ' +
-        'fault injection (also at run time: PUT /admin/faults) and counters (GET /admin/stats); see docs/SANDBOX.md',
+        'fault injection (also at run time: PUT /admin/faults), counters (GET /admin/stats) and reference data ' +
+        'revisions (POST /admin/dataset/revise); see docs/SANDBOX.md',
     )
     .option('--port <port>', 'port; 0 picks a free one', integer, 8080)
     .option('--host <host>', 'interface to listen on', SANDBOX_DEFAULTS.host)
