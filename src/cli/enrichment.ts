@@ -41,11 +41,21 @@ export function createRefDataClient(refdata: Config['refdata'], retry: Config['r
       base: refdata.baseUrl,
       usage: refdata.usageUrl,
       ...(refdata.auth === 'oauth' ? { auth: refdata.authUrl } : {}),
+      // The data exchange root cannot be called without its basic credential, so it comes with the password.
+      ...(refdata.dataExchangePassword ? { dataExchange: refdata.dataExchangeUrl } : {}),
     },
     credentials: {
       ...(refdata.auth === 'apiKey' ? { apiKey: refdata.apiKey } : {}),
       ...(refdata.auth === 'oauth' && refdata.clientId && refdata.clientSecret
         ? { clientCredentials: { clientId: refdata.clientId, clientSecret: refdata.clientSecret } }
+        : {}),
+      ...(refdata.dataExchangePassword
+        ? {
+            dataExchangeBasicAuth: {
+              username: refdata.credentialUsername,
+              password: refdata.dataExchangePassword,
+            },
+          }
         : {}),
       credentialUsername: refdata.credentialUsername,
     },

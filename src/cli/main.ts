@@ -7,6 +7,7 @@ import { registerDemo } from './commands/demo.ts';
 import { registerDlqReplay } from './commands/dlq-replay.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSandbox } from './commands/sandbox.ts';
+import { registerStorageInitialize } from './commands/storage-initialize.ts';
 import { registerTopicsCreate } from './commands/topics-create.ts';
 import { reportFailure } from './failure.ts';
 
@@ -23,6 +24,7 @@ registerDemo(program);
 registerDlqReplay(program);
 registerTopicsCreate(program);
 registerConfigCheck(program);
+registerStorageInitialize(program);
 registerSandbox(program);
 
 try {

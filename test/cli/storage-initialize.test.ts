@@ -1,0 +1,270 @@
+// `storage initialize` as an operator runs it: the real command in its own process against the
+// sandbox over HTTP. The sandbox's jobs move on a clock the test owns, advanced when the command
+// has printed the state before, so every state is seen without depending on timing.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, startCli, type CliResult } from '../support/cli.ts';
+import { CREDENTIALS, startTestSandbox, type TestSandbox } from '../sandbox/support/sandbox-fixtures.ts';
+
+let sandbox: TestSandbox;
+let env: NodeJS.ProcessEnv;
+beforeAll(async () => {
+  // storage-1 holds 100 partners: a job is CREATED for 1 s, then RUNNING 100 x 10 ms.
+  sandbox = await startTestSandbox({
+    jobMsPerPartner: 10,
+    dataExchange: { username: CREDENTIALS.exchangeUser, password: CREDENTIALS.exchangePassword },
+  });
+  env = {
+    PARTNER_ENRICH_REFDATA__BASE_URL: sandbox.url,
+    PARTNER_ENRICH_REFDATA__API_KEY: CREDENTIALS.apiKey,
+    PARTNER_ENRICH_REFDATA__CREDENTIAL_USERNAME: CREDENTIALS.exchangeUser,
+    PARTNER_ENRICH_REFDATA__DATA_EXCHANGE_PASSWORD: CREDENTIALS.exchangePassword,
+  };
+});
+afterAll(() => sandbox.close());
+
+const STORAGE = 'storage-1';
+
+/** The command's process, a way to wait for something it printed (either stream), and its end. */
+function watched(child: ChildProcess): {
+  shows: (pattern: RegExp) => Promise<void>;
+  result: Promise<CliResult>;
+} {
+  let stdout = '';
+  let stderr = '';
+  const waiting: { pattern: RegExp; resolve: () => void }[] = [];
+  const settle = (): void => {
+    for (const wait of waiting.filter((w) => w.pattern.test(stdout + stderr))) {
+      waiting.splice(waiting.indexOf(wait), 1);
+      wait.resolve();
+    }
+  };
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+    settle();
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+    settle();
+  });
+  const result = once(child, 'exit').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+  return {
+    shows: (pattern) =>
+      pattern.test(stdout + stderr)
+        ? Promise.resolve()
+        : Promise.race([
+            new Promise<void>((resolve) => waiting.push({ pattern, resolve })),
+            result.then((ended) => {
+              throw new Error(`exited ${ended.code} before printing ${pattern}: ${ended.stderr}`);
+            }),
+          ]),
+    result,
+  };
+}
+
+const started = (args: string[]) => watched(startCli(['storage', 'initialize', ...args], env));
+
+const requestsOf = async (operation: string): Promise<number> =>
+  (await sandbox.stats()).requestsByOperation[operation] ?? 0;
+
+describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
+  it('--help describes the options, their limits and the exit codes', async () => {
+    const { code, stdout } = await runCli(['storage', 'initialize', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: partner-enrich storage initialize/);
+    const help = stdout.replace(/\s+/g, ' ');
+    for (const text of [
+      '--storage <id>',
+      '1..500',
+      'at most 10 unique tags',
+      '--no-wait',
+      'exits 0',
+      '3 when',
+    ])
+      expect(help).toContain(text);
+  });
+
+  it('follows the job to FINISHED: a log line per change, the final job with its count, exit 0', async () => {
+    const creates = await requestsOf('createEventStoreInitializerJob');
+    const command = started(['--storage', STORAGE]);
+    await command.shows(/CREATED, 0 %/);
+    sandbox.clock.advance(1_500);
+    await command.shows(/RUNNING, 50 %/);
+    sandbox.clock.advance(60_000);
+    const { code, stdout, stderr } = await command.result;
+
+    expect(code, stderr).toBe(0);
+    const progress = stderr.split('\n').filter((line) => line.startsWith('event store initializer job'));
+    expect(progress.map((line) => line.replace(/^.*: (\w+, \d+ %).*$/, '$1'))).toEqual([
+      'CREATED, 0 %',
+      'RUNNING, 50 %',
+      'FINISHED, 100 %',
+    ]);
+    expect(stdout).toMatch(/^status +FINISHED$/m);
+    expect(stdout).toMatch(/^message +100 BusinessPartnerCreated events created$/m);
+    expect(stdout).toMatch(/^event store +event-store-storage-1$/m);
+    expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates + 1);
+  });
+
+  it('on a terminal draws one progress bar redrawn in place instead of log lines', async () => {
+    // script(1) gives the command a real pseudo-terminal; both streams arrive on its stdout.
+    const command = watched(
+      spawn(
+        'script',
+        [
+          '-qfec',
+          `node_modules/.bin/node src/cli/main.ts storage initialize --storage ${STORAGE}`,
+          '/dev/null',
+        ],
+        { env: { PATH: process.env.PATH, ...env } },
+      ),
+    );
+    await command.shows(/\| CREATED \|/);
+    sandbox.clock.advance(1_500);
+    await command.shows(/50% \| RUNNING \|/);
+    sandbox.clock.advance(60_000);
+    const { code, stdout } = await command.result;
+
+    expect(code, stdout).toBe(0);
+    expect(stdout).toMatch(/initializing storage-1 \[[^\]]+\] 100% \| FINISHED/);
+    expect(stdout).not.toMatch(/event store initializer job \S+: \w+, \d+ %/);
+    expect(stdout).toMatch(/^status +FINISHED\r?$/m);
+  });
+
+  it('sends every option to the service and prints the final job as JSON with --json', async () => {
+    const partners = sandbox.state.storages.get(STORAGE)?.partners ?? [];
+    const startAfter = partners[9]?.businessPartnerId ?? '';
+    const command = started([
+      '--storage',
+      STORAGE,
+      '--data-source',
+      'erp',
+      '--start-after',
+      startAfter,
+      '--batch-size',
+      '200',
+      '--limit',
+      '30',
+      '--tag',
+      'nightly',
+      '--tag',
+      'refresh',
+      '--initialize',
+      '--dry-run',
+      '--json',
+    ]);
+    await command.shows(/CREATED, 0 %/);
+    sandbox.clock.advance(60_000);
+    const { code, stdout, stderr } = await command.result;
+
+    expect(code, stderr).toBe(0);
+    const job = JSON.parse(stdout) as Record<string, unknown>;
+    expect(job).toMatchObject({
+      status: 'FINISHED',
+      storageId: STORAGE,
+      dataSourceId: 'erp',
+      startAfter,
+      batchSize: 200,
+      message: '30 BusinessPartnerCreated events created',
+    });
+    // NO_PERSISTENCE: the job writes to no event store.
+    expect(job.eventStoreId).toBeUndefined();
+    expect(sandbox.state.eventStoreJobs.get(job.id as string)?.request).toMatchObject({
+      limit: 30,
+      tags: ['nightly', 'refresh'],
+      featuresOn: ['INITIALIZE', 'NO_PERSISTENCE'],
+    });
+  });
+
+  it('exits 3 with the job and its message when the job DIES', async () => {
+    await sandbox.raw('PUT', '/admin/faults', { body: { jobDeathRate: 1 } });
+    try {
+      const command = started(['--storage', STORAGE]);
+      await command.shows(/CREATED, 0 %/);
+      sandbox.clock.advance(60_000);
+      const { code, stdout, stderr } = await command.result;
+
+      expect(code, stderr).toBe(3);
+      expect(stdout).toMatch(/^status +DIED$/m);
+      expect(stdout).toMatch(/^progress +50 %$/m);
+      expect(stderr).toMatch(
+        /partner-enrich: REFDATA_JOB_FAILED: eventStoreInitializerJob \S+ ended with status DIED: the job died unexpectedly/,
+      );
+    } finally {
+      await sandbox.raw('PUT', '/admin/faults', { body: { jobDeathRate: 0 } });
+    }
+  });
+
+  it('exits 3 with the reason when the job COULDNT_START (a storage that does not exist)', async () => {
+    const { code, stdout, stderr } = await runCli(['storage', 'initialize', '--storage', 'nope'], env);
+    expect(code, stderr).toBe(3);
+    expect(stdout).toMatch(/^status +COULDNT_START$/m);
+    expect(stderr).toContain('ended with status COULDNT_START: storage nope does not exist');
+  });
+
+  it('exits 4 when the job is still running after --timeout, saying it keeps running', async () => {
+    const command = started(['--storage', STORAGE, '--timeout', '1']);
+    const { code, stdout, stderr } = await command.result;
+    expect(code, stderr).toBe(4);
+    expect(stdout).toMatch(/^status +CREATED$/m);
+    expect(stderr).toMatch(/REFDATA_JOB_TIMEOUT: .* did not finish in time \(last status CREATED\)/);
+    expect(stderr).toMatch(/job \S+ keeps running on the service/);
+  });
+
+  it('--no-wait prints only the job id and never reads the job', async () => {
+    const reads = await requestsOf('getEventStoreInitializerJob');
+    const { code, stdout, stderr } = await runCli(
+      ['storage', 'initialize', '--storage', STORAGE, '--no-wait'],
+      env,
+    );
+    expect(code, stderr).toBe(0);
+    const id = stdout.trim();
+    expect(stdout).toBe(`${id}\n`);
+    expect(sandbox.state.eventStoreJobs.get(id)?.request.storageId).toBe(STORAGE);
+    expect(await requestsOf('getEventStoreInitializerJob')).toBe(reads);
+  });
+
+  const elevenTags = Array.from({ length: 11 }, (_, i) => ['--tag', `t${i}`]).flat();
+  it.each([
+    [
+      ['--batch-size', '0'],
+      "option '--batch-size <n>' argument '0' is invalid. batchSize must be a whole number from 1 to 500",
+    ],
+    [['--batch-size', '501'], 'batchSize must be a whole number from 1 to 500'],
+    [['--batch-size', '2.5'], 'batchSize must be a whole number from 1 to 500'],
+    [
+      ['--limit', '0'],
+      "option '--limit <n>' argument '0' is invalid. limit must be a whole number 1 or more",
+    ],
+    [elevenTags, "option '--tag <tag>' argument 't10' is invalid. one tag too many; at most 10 unique tags"],
+    [['--tag', 'a', '--tag', 'a'], 'a is given twice; tags must be unique (at most 10)'],
+    [['--tag', ''], "option '--tag <tag>' argument '' is invalid. must not be empty"],
+    [['--timeout', '0'], 'timeout must be a whole number 1 or more'],
+  ])('refuses %j before any request, naming the option and the limit', async (args, message) => {
+    const creates = await requestsOf('createEventStoreInitializerJob');
+    const { code, stderr } = await runCli(['storage', 'initialize', '--storage', STORAGE, ...args], env);
+    expect(code).toBe(1);
+    expect(stderr).toContain(message);
+    expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates);
+  });
+
+  it('refuses to run without --storage', async () => {
+    const { code, stderr } = await runCli(['storage', 'initialize'], env);
+    expect(code).toBe(1);
+    expect(stderr).toContain("required option '--storage <id>' not specified");
+  });
+
+  it('refuses to start without the data exchange password, naming the option and its variable', async () => {
+    const creates = await requestsOf('createEventStoreInitializerJob');
+    const { code, stderr } = await runCli(['storage', 'initialize', '--storage', STORAGE], {
+      ...env,
+      PARTNER_ENRICH_REFDATA__DATA_EXCHANGE_PASSWORD: undefined,
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('CONFIG_INVALID');
+    expect(stderr).toContain('refdata.dataExchangePassword: required by storage initialize');
+    expect(stderr).toContain('PARTNER_ENRICH_REFDATA__DATA_EXCHANGE_PASSWORD');
+    expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates);
+  });
+});
