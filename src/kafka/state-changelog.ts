@@ -20,12 +20,10 @@ const RESTORE_FETCH = { maxBytesPerPartition: 128 * 1024, maxBytes: 512 * 1024 }
 
 interface StorageValue {
   partnerId: string;
-  record: StoredPartner['record'];
   contentHash: string;
   svcId: string | null;
   outcome: StoredPartner['outcome'];
   bestCandidate: StoredPartner['bestCandidate'];
-  matchedAt: number;
 }
 
 export class KafkaStateChangelog implements StateChangelog {
@@ -147,8 +145,6 @@ export class KafkaStateChangelog implements StateChangelog {
         svcId: decoded.svcId,
         outcome: decoded.outcome,
         bestCandidate: decoded.bestCandidate,
-        record: decoded.record,
-        matchedAt: decoded.matchedAt,
       },
     };
   }

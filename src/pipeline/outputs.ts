@@ -3,7 +3,6 @@
 import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
-import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { AcceptedRecord, InputRecord, PartnerWork } from './records.ts';
 
 export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
@@ -29,19 +28,12 @@ export interface MatchCandidate {
   name: string | null;
 }
 
-/**
- * What the storage knows of a partner: enough to skip unchanged content, to reuse its match,
- * and for a rerun to look it up again (its latest record, mapped anew with the mapping of the
- * day) and to choose it (by country, source system, last outcome, match time).
- */
+/** What the storage knows of a partner: enough to skip unchanged content and to reuse its match. */
 export interface StoredPartner {
   hash: string;
   svcId: string | null;
   outcome: MatchOutcome;
   bestCandidate: MatchCandidate | null;
-  record: PartnerRecord;
-  /** Epoch milliseconds of the lookup behind the outcome. */
-  matchedAt: number;
 }
 
 export interface Thresholds {
@@ -159,25 +151,23 @@ function lifecycle(
   ];
 }
 
-function storageRecord(work: PartnerWork, stored: StoredPartner): OutputMessage {
+function storageRecord(work: PartnerWork, stored: StoredPartner, context: EmitContext): OutputMessage {
+  const newest = work.records.at(-1)?.partner;
   return {
     output: 'storage',
     key: work.partnerId,
     partition: inputPartition(work),
     value: {
       partnerId: work.partnerId,
-      record: stored.record,
+      record: newest,
       contentHash: stored.hash,
       svcId: stored.svcId,
       outcome: stored.outcome,
       bestCandidate: stored.bestCandidate,
-      matchedAt: stored.matchedAt,
+      matchedAt: context.now(),
     },
   };
 }
-
-/** The partner record the work's task was built from: a lookup's records all carry theirs. */
-const newestPartner = (work: PartnerWork): PartnerRecord => work.records.at(-1)?.partner as PartnerRecord;
 
 const inputPartition = (work: PartnerWork): number =>
   (work.records[0] as PartnerWork['records'][number]).input.position.partition;
@@ -204,13 +194,14 @@ export function matchedOutputs(
     svcId: outcome === 'MATCH' || outcome === 'MAYBE_MATCH' ? (best?.svcId ?? null) : null,
     outcome,
     bestCandidate: best,
-    record: newestPartner(work),
-    matchedAt: context.now(),
   };
   const messages = work.records.map((record) =>
     matchResult(record, work.partnerId, { outcome, best, others: rest, golden, bulkId }, context),
   );
-  messages.push(...lifecycle(work, previous, stored, context, traceOf(work)), storageRecord(work, stored));
+  messages.push(
+    ...lifecycle(work, previous, stored, context, traceOf(work)),
+    storageRecord(work, stored, context),
+  );
   return { messages, stored };
 }
 

@@ -17,16 +17,12 @@ export interface Checkpoint {
   offset: number;
 }
 
-/** What a file holds per partner: 2 added the partner record and the match time. */
-const FORMAT = 2;
-
 export class PartitionStore {
   readonly #db: DatabaseSync;
   readonly #get: StatementSync;
   readonly #put: StatementSync;
   readonly #delete: StatementSync;
   readonly #count: StatementSync;
-  readonly #scan: StatementSync;
   readonly #readCheckpoint: StatementSync;
   readonly #writeCheckpoint: StatementSync;
 
@@ -42,18 +38,12 @@ export class PartitionStore {
         one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL
       );
     `);
-    // A file written by a version that kept less per partner is restored in full: its
-    // checkpoint would skip the changelog records that carry what it lacks.
-    if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
-      this.#db.exec(`DELETE FROM partners; DELETE FROM checkpoint; PRAGMA user_version = ${FORMAT};`);
-    }
     this.#get = this.#db.prepare('SELECT state FROM partners WHERE id = ?');
     this.#put = this.#db.prepare(
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',
     );
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
-    this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
     this.#readCheckpoint = this.#db.prepare('SELECT changelog, offset FROM checkpoint WHERE one = 1');
     this.#writeCheckpoint = this.#db.prepare(
       'INSERT INTO checkpoint (one, changelog, offset) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE SET changelog = excluded.changelog, offset = excluded.offset',
@@ -71,14 +61,6 @@ export class PartitionStore {
 
   delete(partnerId: string): void {
     this.#delete.run(partnerId);
-  }
-
-  /** Up to `limit` partners in id order, after `after` ('' for the first). */
-  scan(after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
-    return (this.#scan.all(after, limit) as { id: string; state: string }[]).map((row) => ({
-      partnerId: row.id,
-      stored: JSON.parse(row.state) as StoredPartner,
-    }));
   }
 
   get size(): number {

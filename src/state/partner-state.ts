@@ -141,14 +141,6 @@ export class PartnerState {
     return this.#open.get(keyOf(ref))?.store.get(partnerId);
   }
 
-  /**
-   * Up to `limit` partners of a held partition in id order, after `after` ('' for the first);
-   * none for a partition not held.
-   */
-  scan(ref: PartitionRef, after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
-    return this.#open.get(keyOf(ref))?.store.scan(after, limit) ?? [];
-  }
-
   /** Ignored for a partition no longer held: its new owner reads the write from the changelog. */
   set(ref: PartitionRef, partnerId: string, stored: StoredPartner): void {
     this.#open.get(keyOf(ref))?.store.set(partnerId, stored);

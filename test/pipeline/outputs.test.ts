@@ -66,23 +66,7 @@ describe('lifecycle event ids', () => {
   });
 
   it('gives a real change a new id: other content, other position, other type, other partner', () => {
-    const previous: StoredPartner = {
-      hash: 'h0',
-      svcId: null,
-      outcome: 'NO_MATCH',
-      bestCandidate: null,
-      record: {
-        partnerId: 'P-1',
-        sourceSystem: 'ERP',
-        names: ['Acme'],
-        legalForm: null,
-        addresses: [],
-        identifiers: [],
-        taxNumbers: [],
-        changedAt: 1,
-      },
-      matchedAt: 1,
-    };
+    const previous: StoredPartner = { hash: 'h0', svcId: null, outcome: 'NO_MATCH', bestCandidate: null };
     const ids = [
       created(work('lookup', 'h1', 10)),
       created(work('lookup', 'h2', 10)),
