@@ -13,8 +13,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          // The chaos suite has its own config (vitest.chaos.config.ts, `npm run test:chaos`).
-          exclude: ['test/**/*.integration.test.ts', 'test/chaos/**'],
+          // The chaos suite and test/deploy (container image, deployment files: their script
+          // fetches the tools they need) have their own configs (vitest.chaos.config.ts,
+          // `npm run test:chaos`; vitest.deploy.config.ts, `npm run test:deploy`).
+          exclude: ['test/**/*.integration.test.ts', 'test/chaos/**', 'test/deploy/**'],
           // Unit tests first, then the integration group with its own worker count.
           sequence: { groupOrder: 0 },
         },

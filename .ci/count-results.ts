@@ -1,6 +1,6 @@
 // Prints `N passed, N failed[, N skipped]` summed over vitest's JSON reports (one per suite:
-// `npm test`, `npm run test:chaos`). A missing or empty report is a failure: a run that
-// executed no test proves nothing.
+// `npm test`, `npm run test:chaos`, `npm run test:deploy`). A missing or empty report is a
+// failure: a run that executed no test proves nothing.
 import { readFileSync } from 'node:fs';
 
 interface Report {
@@ -9,7 +9,13 @@ interface Report {
   numPendingTests: number;
   numTodoTests: number;
   numTotalTests: number;
-  testResults: { name: string; status: string; assertionResults: unknown[] }[];
+  testResults: { name: string; status: string; assertionResults: AssertionResult[] }[];
+}
+
+interface AssertionResult {
+  fullName: string;
+  status: string;
+  failureMessages?: string[];
 }
 
 const files = process.argv.length > 2 ? process.argv.slice(2) : ['test-results/vitest.json'];
@@ -34,6 +40,15 @@ for (const file of files) {
   if (report.numPassedTests + report.numFailedTests === 0 && brokenFiles.length === 0) {
     failed += 1;
     console.error(`no test ran in ${file}`);
+  }
+  // CI shows only the tail of its output: name each failed test there, with the first line
+  // of its failure, so that a red run says what to look at.
+  for (const result of report.testResults) {
+    for (const test of result.assertionResults) {
+      if (test.status !== 'failed') continue;
+      const reason = (test.failureMessages?.[0] ?? '').split('\n')[0];
+      console.error(`FAILED ${result.name.replace(process.cwd() + '/', '')} > ${test.fullName}: ${reason}`);
+    }
   }
   passed += report.numPassedTests;
   failed += report.numFailedTests + brokenFiles.length;

@@ -14,6 +14,8 @@ import { memoryDrain } from './pipeline/memory.ts';
 import { naiveClient } from './pipeline/naive-client.ts';
 import { pipelineOverhead } from './pipeline/overhead.ts';
 import { quotaEfficiency } from './pipeline/quota.ts';
+import { rerunBesideLive } from './pipeline/rerun.ts';
+import { scaleOut } from './pipeline/scale.ts';
 import { stateRestart } from './pipeline/state.ts';
 import { createContext, type BenchContext } from './support/context.ts';
 import { drainWithPipeline, produceDistinct, warmInstantSandbox } from './support/drain.ts';
@@ -32,6 +34,8 @@ const BENCHMARKS = [
   'latency',
   'broker',
   'state',
+  'rerun',
+  'scale',
 ] as const;
 type Name = (typeof BENCHMARKS)[number];
 
@@ -131,6 +135,8 @@ async function main(): Promise<string[]> {
       (results.latency = await latencyUnderLoad(context, await measuredMaximum(context, results))),
     broker: async () => (results.broker = await brokerLimit(context, meanRecordBytes(upstream(2_000)))),
     state: async () => (results.state = await stateRestart(context)),
+    rerun: async () => (results.rerun = await rerunBesideLive(context)),
+    scale: async () => (results.scale = await scaleOut(context)),
   };
   const failed: string[] = [];
   try {

@@ -8,6 +8,7 @@ import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
 import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
 import { QUOTA_ERROR_CODES } from '../src/quota/errors.ts';
 import { REFDATA_ERROR_CODES } from '../src/refdata/index.ts';
+import { RERUN_ERROR_CODES } from '../src/rerun/errors.ts';
 import { SANDBOX_DATASET_ERROR_CODES } from '../src/sandbox/dataset/errors.ts';
 import { SANDBOX_ERROR_CODES, SANDBOX_HTTP_ERROR_CODES } from '../src/sandbox/index.ts';
 import { SANDBOX_MATCHING_ERROR_CODES } from '../src/sandbox/matching/errors.ts';
@@ -24,6 +25,7 @@ const CODES = [
   ...PIPELINE_ERROR_CODES,
   ...STATE_ERROR_CODES,
   ...QUOTA_ERROR_CODES,
+  ...RERUN_ERROR_CODES,
   ...REFDATA_ERROR_CODES,
   ...SANDBOX_ERROR_CODES,
   ...SANDBOX_HTTP_ERROR_CODES,

@@ -1,15 +1,16 @@
 // 6. Latency: from an input record's timestamp (set by the producer when it creates the
 // record) to its MatchResult being appended to the matches topic (LogAppendTime, the
 // broker's clock on the same machine), under a steady load at half the measured maximum.
-// The first tenth of each run is warm-up and left out.
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Message } from 'kafkajs';
+// The first tenth of each run is warm-up and left out. Each run measures at-least-once,
+// then exactly-once at the same rate: there a MatchResult is appended when its partition's
+// transaction is sent (every commit interval) and read_committed consumers see it once the
+// transaction commits, a few milliseconds later.
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import type { ConfigInput } from '../../src/config/index.ts';
 import { pipelineConfig, type BenchContext } from '../support/context.ts';
-import { POOL } from '../support/drain.ts';
-import { distinctPartner, partnerEncoder, upstream } from '../support/partners.ts';
 import { startWorker } from '../support/spawn.ts';
 import { percentile, spread, type Spread } from '../support/stats.ts';
+import { steadyLoad } from '../support/steady-load.ts';
 import {
   createOutputTopics,
   createTopics,
@@ -18,61 +19,90 @@ import {
   uniqueName,
 } from '../support/topics.ts';
 
-export interface LatencyResult {
-  /** Offered load, records/s: half the pipeline's measured maximum. */
-  rate: number;
-  seconds: number;
+export interface LatencyFigures {
+  records: number;
+  measured: number;
+  offeredRate: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface LatencySpreads {
   p50: Spread;
   p95: Spread;
   p99: Spread;
   max: Spread;
-  runs: {
-    records: number;
-    measured: number;
-    offeredRate: number;
-    p50: number;
-    p95: number;
-    p99: number;
-    max: number;
-  }[];
 }
 
-/** Produces `total` records at `rate` per second; returns each key's creation time. */
-async function steadyLoad(
-  context: BenchContext,
-  topic: string,
-  rate: number,
-  total: number,
-): Promise<{ createdAt: Map<string, number>; startedAt: number; seconds: number }> {
-  const encode = await partnerEncoder({ url: context.registryUrl }, topic);
-  const pool = upstream(POOL);
-  const producer = context.kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const createdAt = new Map<string, number>();
-  const started = Date.now();
-  let sent = 0;
-  try {
-    while (sent < total) {
-      const due = Math.min(total, Math.floor((rate * (Date.now() - started)) / 1000)) - sent;
-      if (due <= 0) {
-        await sleep(5);
-        continue;
-      }
-      const messages: Message[] = [];
-      for (let i = sent; i < sent + due; i += 1) {
-        const partner = distinctPartner(pool, i);
-        const now = Date.now();
-        createdAt.set(partner.partnerId, now);
-        messages.push({ key: partner.partnerId, value: encode(partner), timestamp: String(now) });
-      }
-      sent += due;
-      await producer.send({ topic, acks: -1, messages });
-    }
-  } finally {
-    await producer.disconnect();
-  }
-  return { createdAt, startedAt: started, seconds: (Date.now() - started) / 1000 };
+export interface LatencyResult extends LatencySpreads {
+  /** Offered load, records/s: half the pipeline's measured maximum. */
+  rate: number;
+  seconds: number;
+  /** At-least-once, each run's figures. */
+  runs: LatencyFigures[];
+  /** The same load in exactly-once mode, in the same runs. */
+  exactlyOnce: LatencySpreads & { runs: LatencyFigures[] };
+  /** Exactly-once / at-least-once within each run. */
+  exactlyOnceRatio: { p50: Spread; p95: Spread; p99: Spread };
 }
+
+/** One run: a pipeline worker under the steady load, its MatchResults' latencies read back. */
+async function latencyRun(
+  context: BenchContext,
+  sandboxUrl: string,
+  rate: number,
+  seconds: number,
+  overrides: ConfigInput,
+): Promise<LatencyFigures> {
+  const total = rate * seconds;
+  const input = uniqueName('latency-in');
+  await createTopics(context.kafka, [{ topic: input }]);
+  const topics = pipelineTopics('latency', input);
+  const created = await createOutputTopics(context.kafka, topics, [
+    { name: 'message.timestamp.type', value: 'LogAppendTime' },
+  ]);
+  try {
+    const worker = startWorker({
+      kind: 'pipeline',
+      count: total,
+      config: pipelineConfig(context, sandboxUrl, topics, overrides),
+    });
+    await Promise.race([worker.ready, worker.result]);
+    const load = await steadyLoad(context, input, { rate, total });
+    await worker.result;
+    const warmupEnd = load.startedAt + seconds * 100;
+    const latencies: number[] = [];
+    // read_committed (kafkajs's default): what a downstream consumer of either mode sees.
+    await readTopicToEnd(context.kafka, topics.matches, (message) => {
+      const created = load.createdAt.get(message.key?.toString() ?? '');
+      if (created !== undefined && created >= warmupEnd) latencies.push(Number(message.timestamp) - created);
+    });
+    latencies.sort((a, b) => a - b);
+    return {
+      records: total,
+      measured: latencies.length,
+      offeredRate: total / load.seconds,
+      p50: percentile(latencies, 50),
+      p95: percentile(latencies, 95),
+      p99: percentile(latencies, 99),
+      max: latencies.at(-1) ?? Number.NaN,
+    };
+  } finally {
+    await deleteTopics(context.kafka, [input, ...created]);
+  }
+}
+
+const spreads = (runs: LatencyFigures[]): LatencySpreads => ({
+  p50: spread(runs.map((r) => r.p50)),
+  p95: spread(runs.map((r) => r.p95)),
+  p99: spread(runs.map((r) => r.p99)),
+  max: spread(runs.map((r) => r.max)),
+});
+
+const describe = (f: LatencyFigures) =>
+  `${f.offeredRate.toFixed(0)} records/s offered; p50 ${f.p50} ms, p95 ${f.p95} ms, p99 ${f.p99} ms, max ${f.max} ms`;
 
 export async function latencyUnderLoad(
   context: BenchContext,
@@ -82,56 +112,24 @@ export async function latencyUnderLoad(
   // BENCH_LATENCY_RATE offers a load of its own instead (records/s).
   const rate = Number(process.env.BENCH_LATENCY_RATE) || Math.round(maxRecordsPerSecond / 2);
   const seconds = Math.max(10, Math.round(30 * context.scale));
-  const total = rate * seconds;
-  const runs: LatencyResult['runs'] = [];
+  const runs: LatencyFigures[] = [];
+  const exactlyOnce: LatencyFigures[] = [];
   for (let run = 1; run <= context.runs; run += 1) {
-    const input = uniqueName('latency-in');
-    await createTopics(context.kafka, [{ topic: input }]);
-    const topics = pipelineTopics('latency', input);
-    const created = await createOutputTopics(context.kafka, topics, [
-      { name: 'message.timestamp.type', value: 'LogAppendTime' },
-    ]);
-    try {
-      const worker = startWorker({
-        kind: 'pipeline',
-        count: total,
-        config: pipelineConfig(context, sandbox.url, topics),
-      });
-      await Promise.race([worker.ready, worker.result]);
-      const load = await steadyLoad(context, input, rate, total);
-      await worker.result;
-      const warmupEnd = load.startedAt + seconds * 100;
-      const latencies: number[] = [];
-      await readTopicToEnd(context.kafka, topics.matches, (message) => {
-        const created = load.createdAt.get(message.key?.toString() ?? '');
-        if (created !== undefined && created >= warmupEnd)
-          latencies.push(Number(message.timestamp) - created);
-      });
-      latencies.sort((a, b) => a - b);
-      const figures = {
-        records: total,
-        measured: latencies.length,
-        offeredRate: total / load.seconds,
-        p50: percentile(latencies, 50),
-        p95: percentile(latencies, 95),
-        p99: percentile(latencies, 99),
-        max: latencies.at(-1) ?? Number.NaN,
-      };
-      runs.push(figures);
-      context.log(
-        `run ${run}: ${figures.offeredRate.toFixed(0)} records/s offered; p50 ${figures.p50} ms, p95 ${figures.p95} ms, p99 ${figures.p99} ms, max ${figures.max} ms`,
-      );
-    } finally {
-      await deleteTopics(context.kafka, [input, ...created]);
-    }
+    const atLeastOnce = await latencyRun(context, sandbox.url, rate, seconds, {});
+    runs.push(atLeastOnce);
+    context.log(`run ${run}: ${describe(atLeastOnce)}`);
+    const transactional = await latencyRun(context, sandbox.url, rate, seconds, { delivery: 'exactly-once' });
+    exactlyOnce.push(transactional);
+    context.log(`run ${run}, exactly-once: ${describe(transactional)}`);
   }
+  const ratio = (p: 'p50' | 'p95' | 'p99') =>
+    spread(runs.map((r, i) => (exactlyOnce[i] as LatencyFigures)[p] / r[p]));
   return {
     rate,
     seconds,
-    p50: spread(runs.map((r) => r.p50)),
-    p95: spread(runs.map((r) => r.p95)),
-    p99: spread(runs.map((r) => r.p99)),
-    max: spread(runs.map((r) => r.max)),
+    ...spreads(runs),
     runs,
+    exactlyOnce: { ...spreads(exactlyOnce), runs: exactlyOnce },
+    exactlyOnceRatio: { p50: ratio('p50'), p95: ratio('p95'), p99: ratio('p99') },
   };
 }

@@ -1,29 +1,40 @@
 // 1. Pipeline overhead: records/s of partner-enrich draining a backlog (Kafka -> decode ->
-// map -> bulk lookup at an instant sandbox -> encode -> Kafka, at-least-once, one process)
-// against a raw kafkajs passthrough of the same records on the same broker, run after run.
+// map -> bulk lookup at an instant sandbox -> encode -> Kafka, one process) against a raw
+// kafkajs passthrough of the same records on the same broker, run after run; and the same
+// drain in exactly-once mode beside at-least-once, timed until every record's outputs are
+// committed, its MatchResults counted back with a read_committed consumer.
 import type { BenchContext } from '../support/context.ts';
 import { drainRaw, drainWithPipeline, produceDistinct } from '../support/drain.ts';
 import type { WorkerResult } from '../support/jobs.ts';
+import { countMessages } from '../support/outputs.ts';
 import { spread, type Spread } from '../support/stats.ts';
 import { deleteTopics } from '../support/topics.ts';
 
 export interface OverheadResult {
   records: number;
   recordBytes: number;
-  /** Records/s of partner-enrich, of the raw passthrough, and their ratio within each run. */
+  /** Records/s of partner-enrich (at-least-once), of the raw passthrough, and their ratio within each run. */
   pipeline: Spread;
   raw: Spread;
   ratio: Spread;
+  /** Records/s of partner-enrich in exactly-once mode and its ratio to at-least-once within each run. */
+  exactlyOnce: Spread;
+  exactlyOnceRatio: Spread;
+  /** MatchResults a read_committed consumer reads after each exactly-once drain (one per record). */
+  exactlyOnceMatches: Spread;
   /** CPU ms per 1,000 records of each process: where the time goes. */
   cpuPerThousand: {
     pipeline: Spread;
     sandbox: Spread;
     brokerForPipeline: Spread;
+    exactlyOnce: Spread;
+    sandboxForExactlyOnce: Spread;
+    brokerForExactlyOnce: Spread;
     raw: Spread;
     brokerForRaw: Spread;
   };
   machineBusy: Spread;
-  runs: { pipeline: WorkerResult; raw: WorkerResult }[];
+  runs: { pipeline: WorkerResult; exactlyOnce: WorkerResult; raw: WorkerResult }[];
 }
 
 export async function pipelineOverhead(context: BenchContext): Promise<OverheadResult> {
@@ -36,24 +47,48 @@ export async function pipelineOverhead(context: BenchContext): Promise<OverheadR
     for (let run = 1; run <= context.runs; run += 1) {
       const raw = await drainRaw(context, backlog.topic, count);
       const pipeline = await drainWithPipeline(context, sandbox, backlog.topic, count);
-      runs.push({ pipeline, raw });
+      let committedMatches = 0;
+      const exactlyOnce = await drainWithPipeline(
+        context,
+        sandbox,
+        backlog.topic,
+        count,
+        { delivery: 'exactly-once' },
+        {
+          inspect: async (topics) => {
+            committedMatches = (await countMessages(context.kafka, topics.matches)).messages;
+          },
+        },
+      );
+      exactlyOnce.details.committedMatches = committedMatches;
+      runs.push({ pipeline, exactlyOnce, raw });
       context.log(
-        `run ${run}: pipeline ${pipeline.recordsPerSecond.toFixed(0)} records/s, raw ${raw.recordsPerSecond.toFixed(0)} records/s, ratio ${(pipeline.recordsPerSecond / raw.recordsPerSecond).toFixed(2)}`,
+        `run ${run}: pipeline ${pipeline.recordsPerSecond.toFixed(0)} records/s, raw ${raw.recordsPerSecond.toFixed(0)} records/s, ratio ${(pipeline.recordsPerSecond / raw.recordsPerSecond).toFixed(2)}; ` +
+          `exactly-once ${exactlyOnce.recordsPerSecond.toFixed(0)} records/s (${(exactlyOnce.recordsPerSecond / pipeline.recordsPerSecond).toFixed(2)}x), ` +
+          `${exactlyOnce.details.committedMatches} MatchResults read_committed`,
       );
     }
     const perThousand = (r: WorkerResult, key: string) => ((r.details[key] ?? 0) / r.records) * 1000;
+    const cpu = (pick: (r: OverheadResult['runs'][number]) => WorkerResult, key: string) =>
+      spread(runs.map((r) => perThousand(pick(r), key)));
     return {
       records: count,
       recordBytes: backlog.recordBytes,
       pipeline: spread(runs.map((r) => r.pipeline.recordsPerSecond)),
       raw: spread(runs.map((r) => r.raw.recordsPerSecond)),
       ratio: spread(runs.map((r) => r.pipeline.recordsPerSecond / r.raw.recordsPerSecond)),
+      exactlyOnce: spread(runs.map((r) => r.exactlyOnce.recordsPerSecond)),
+      exactlyOnceRatio: spread(runs.map((r) => r.exactlyOnce.recordsPerSecond / r.pipeline.recordsPerSecond)),
+      exactlyOnceMatches: spread(runs.map((r) => r.exactlyOnce.details.committedMatches ?? 0)),
       cpuPerThousand: {
-        pipeline: spread(runs.map((r) => perThousand(r.pipeline, 'cpuMs'))),
-        sandbox: spread(runs.map((r) => perThousand(r.pipeline, 'sandboxCpuMs'))),
-        brokerForPipeline: spread(runs.map((r) => perThousand(r.pipeline, 'brokerCpuMs'))),
-        raw: spread(runs.map((r) => perThousand(r.raw, 'cpuMs'))),
-        brokerForRaw: spread(runs.map((r) => perThousand(r.raw, 'brokerCpuMs'))),
+        pipeline: cpu((r) => r.pipeline, 'cpuMs'),
+        sandbox: cpu((r) => r.pipeline, 'sandboxCpuMs'),
+        brokerForPipeline: cpu((r) => r.pipeline, 'brokerCpuMs'),
+        exactlyOnce: cpu((r) => r.exactlyOnce, 'cpuMs'),
+        sandboxForExactlyOnce: cpu((r) => r.exactlyOnce, 'sandboxCpuMs'),
+        brokerForExactlyOnce: cpu((r) => r.exactlyOnce, 'brokerCpuMs'),
+        raw: cpu((r) => r.raw, 'cpuMs'),
+        brokerForRaw: cpu((r) => r.raw, 'brokerCpuMs'),
       },
       machineBusy: spread(runs.map((r) => r.pipeline.details.machineBusy ?? 0)),
       runs,

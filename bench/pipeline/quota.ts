@@ -15,16 +15,16 @@ import { createTopics, deleteTopics, uniqueName } from '../support/topics.ts';
 export const QUOTA = 2_000;
 export const WINDOW_MS = 2_000;
 /** The quota gate's retry backoff, sized to the short benchmark window. */
-const QUOTA_BACKOFF = { initialBackoffMs: 100, maxBackoffMs: 500 };
+export const QUOTA_BACKOFF = { initialBackoffMs: 100, maxBackoffMs: 500 };
 
-interface Consume {
+export interface Consume {
   at: number;
   amount: number;
   ok: boolean;
 }
 
 /** Records every consume the sandbox answers (it serves from this process). */
-function recordConsumes(sandbox: RunningSandbox): { consumes: Consume[]; stop(): void } {
+export function recordConsumes(sandbox: RunningSandbox): { consumes: Consume[]; stop(): void } {
   const quotas = sandbox.state.quotas;
   const consume = quotas.consume.bind(quotas);
   const consumes: Consume[] = [];

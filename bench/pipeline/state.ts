@@ -5,22 +5,16 @@
 // cold (an empty disk: every partition restored from the whole storage topic) and warm (the
 // checkpoints its first stop wrote: only the tail is read). A plain kafkajs consumer reading
 // the same topic to its end, in the same run, is the baseline of the restore rate.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
-import type { RunningSandbox } from '../../src/sandbox/index.ts';
 import { benchSandbox, type BenchContext } from '../support/context.ts';
 import { POOL } from '../support/drain.ts';
 import { distinctPartner, produceBacklog, upstream } from '../support/partners.ts';
-import { profilesDir } from '../support/spawn.ts';
+import { metric, runEnvironment, startRunProcess } from '../support/run-process.ts';
 import { spread, type Spread } from '../support/stats.ts';
 import {
   createOutputTopics,
@@ -30,8 +24,6 @@ import {
   uniqueName,
 } from '../support/topics.ts';
 
-const cliPath = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const READY_POLL_MS = 50;
 const READY_TIMEOUT_MS = 15 * 60_000;
 const STOP_TIMEOUT_MS = 120_000;
 
@@ -81,7 +73,7 @@ export interface StateResult {
 const OUTCOMES = ['MATCH', 'MAYBE_MATCH', 'NO_MATCH'] as const;
 
 /** The storage topic as partner-enrich leaves it after matching `count` distinct partners. */
-async function produceStorage(context: BenchContext, topic: string, count: number) {
+export async function produceStorage(context: BenchContext, topic: string, count: number) {
   const encoder = await registerTopicEncoder({ url: context.registryUrl }, topic, 'StorageRecord');
   const pool = upstream(POOL);
   const hashes = pool.map((partner) => contentHash(toJsonRecord(partner)));
@@ -109,82 +101,14 @@ async function produceStorage(context: BenchContext, topic: string, count: numbe
   return { recordBytes: Math.round(bytes / count), produceMs: performance.now() - started };
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-function vmHwmMb(pid: number): Promise<number> {
-  return readFile(`/proc/${pid}/status`, 'utf8').then((status) => {
-    const match = /VmHWM:\s+(\d+) kB/.exec(status);
-    if (!match?.[1]) throw new Error(`no VmHWM for process ${pid}`);
-    return Number(match[1]) / 1024;
-  });
-}
-
-/** Sum (or maximum) over the label sets of one metric in the Prometheus text format. */
-function metric(text: string, name: string, combine: 'sum' | 'max' = 'sum'): number {
-  const values = text
-    .split('\n')
-    .filter((line) => line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-    .map((line) => Number(line.slice(line.lastIndexOf(' ') + 1)));
-  if (values.length === 0) return 0;
-  return combine === 'sum' ? values.reduce((a, b) => a + b, 0) : Math.max(...values);
-}
-
 /** Starts `partner-enrich run`, waits for /readyz, reads its metrics and peak RSS, stops it. */
 async function startAndStop(env: Record<string, string>, label: string): Promise<StartResult> {
-  const port = await freePort();
-  const profile = process.env.BENCH_CPU_PROF
-    ? [
-        '--cpu-prof',
-        `--cpu-prof-dir=${profilesDir}`,
-        `--cpu-prof-name=state-${label}-${Date.now()}.cpuprofile`,
-      ]
-    : [];
-  const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--disable-warning=TimeoutNegativeWarning', ...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'],
-    {
-      env: { ...process.env, ...env, PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port) },
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  let exitedEarly = false;
-  void exited.then(() => (exitedEarly = true));
+  const cli = await startRunProcess(env, `state-${label}`);
   try {
-    const base = `http://127.0.0.1:${port}`;
-    let readyMs: number | undefined;
-    while (readyMs === undefined) {
-      if (exitedEarly) throw new Error(`partner-enrich (${label}) exited before it was ready`);
-      if (performance.now() - started > READY_TIMEOUT_MS)
-        throw new Error(`partner-enrich (${label}) not ready after ${READY_TIMEOUT_MS / 1000} s`);
-      const status = await fetch(`${base}/readyz`).then(
-        (response) => response.status,
-        () => 0,
-      );
-      if (status === 200) readyMs = performance.now() - started;
-      else await new Promise((resolve) => setTimeout(resolve, READY_POLL_MS));
-    }
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const peakRssMb = await vmHwmMb(child.pid as number);
-    const stopping = performance.now();
-    child.kill('SIGTERM');
-    const timeout = AbortSignal.timeout(STOP_TIMEOUT_MS);
-    const [code] = await Promise.race([
-      exited,
-      once(timeout, 'abort').then(() => {
-        throw new Error(`partner-enrich (${label}) did not stop within ${STOP_TIMEOUT_MS / 1000} s`);
-      }),
-    ]);
-    if (code !== 0) throw new Error(`partner-enrich (${label}) exited with code ${code}`);
+    const readyMs = await cli.ready(READY_TIMEOUT_MS);
+    const text = await cli.metrics();
+    const peakRssMb = await cli.peakRssMb();
+    const stopMs = await cli.stop(STOP_TIMEOUT_MS);
     return {
       readyMs,
       peakRssMb,
@@ -192,40 +116,11 @@ async function startAndStop(env: Record<string, string>, label: string): Promise
       restoreSeconds: metric(text, 'partner_enrich_state_restore_seconds', 'max'),
       partners: metric(text, 'partner_enrich_state_partners'),
       storeMb: metric(text, 'partner_enrich_state_store_bytes') / 1024 / 1024,
-      stopMs: performance.now() - stopping,
+      stopMs,
     };
   } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await exited;
-    }
+    await cli.kill();
   }
-}
-
-function cliEnvironment(
-  context: BenchContext,
-  sandbox: RunningSandbox,
-  topics: ReturnType<typeof pipelineTopics>,
-  stateDir: string,
-): Record<string, string> {
-  return {
-    PARTNER_ENRICH_SOURCE: 'kafka',
-    PARTNER_ENRICH_KAFKA__BROKERS: context.bootstrap,
-    PARTNER_ENRICH_KAFKA__GROUP_ID: uniqueName('state'),
-    PARTNER_ENRICH_SCHEMA_REGISTRY__URL: context.registryUrl,
-    PARTNER_ENRICH_TOPICS__INPUT: topics.input,
-    PARTNER_ENRICH_TOPICS__MATCHES: topics.matches,
-    PARTNER_ENRICH_TOPICS__EVENTS: topics.events,
-    PARTNER_ENRICH_TOPICS__STORAGE: topics.storage,
-    PARTNER_ENRICH_TOPICS__DEAD_LETTERS: topics.deadLetters,
-    PARTNER_ENRICH_TOPICS__STATE: topics.state,
-    PARTNER_ENRICH_TOPICS__PARTITIONS: String(topics.partitions),
-    PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: String(topics.replicationFactor),
-    PARTNER_ENRICH_REFDATA__BASE_URL: sandbox.url,
-    PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
-    PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'warn',
-    PARTNER_ENRICH_STATE__DIR: stateDir,
-  };
 }
 
 const mb = (n: number) => `${n.toFixed(0)} MB`;
@@ -250,7 +145,10 @@ export async function stateRestart(context: BenchContext): Promise<StateResult> 
       const rawRecordsPerSecond = read / ((performance.now() - rawStarted) / 1000);
       const dir = await mkdtemp(join(tmpdir(), 'bench-state-'));
       try {
-        const env = cliEnvironment(context, sandbox, topics, dir);
+        const env = {
+          ...runEnvironment(context, sandbox.url, topics, uniqueName('state')),
+          PARTNER_ENRICH_STATE__DIR: dir,
+        };
         const cold = await startAndStop(env, 'cold');
         const warm = await startAndStop(env, 'warm');
         const restoreRecordsPerSecond = cold.restoredRecords / cold.restoreSeconds;

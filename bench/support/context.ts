@@ -61,6 +61,9 @@ export function createContext(
 export const benchSandbox = (options: SandboxOptions = {}): Promise<RunningSandbox> =>
   startSandbox({ port: 0, orgs: ORGANIZATIONS, seed: SEED, mode: 'instant', ...options });
 
+/** Requests/s the benchmarks allow partner-enrich (why: see pipelineConfig). */
+export const BENCH_REQUESTS_PER_SECOND = 1_000;
+
 /**
  * The pipeline's configuration in the benchmarks: the defaults, except what points it at the
  * benchmark's broker, registry, sandbox and topics, and the request rate limit, whose default
@@ -78,7 +81,7 @@ export function pipelineConfig(
     schemaRegistry: { url: context.registryUrl },
     topics,
     refdata: { baseUrl: sandboxUrl, apiKey: 'sandbox-api-key', ...overrides.refdata },
-    rateLimit: { requestsPerSecond: 1_000, ...overrides.rateLimit },
+    rateLimit: { requestsPerSecond: BENCH_REQUESTS_PER_SECOND, ...overrides.rateLimit },
     observability: { logLevel: 'silent', ...overrides.observability },
   };
 }

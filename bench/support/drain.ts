@@ -1,11 +1,19 @@
 // Building a backlog and draining it: the measurement most benchmarks share. A backlog is
 // produced once per benchmark; each run drains it from the start with a consumer group and
 // output topics of its own, deleted afterwards.
+import type { Message } from 'kafkajs';
 import type { Config, ConfigInput } from '../../src/config/index.ts';
 import type { RunningSandbox } from '../../src/sandbox/index.ts';
+import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { benchSandbox, pipelineConfig, type BenchContext } from './context.ts';
 import type { WorkerResult } from './jobs.ts';
-import { distinctPartner, partnerEncoder, produceBacklog, upstream } from './partners.ts';
+import {
+  distinctPartner,
+  partnerEncoder,
+  produceBacklog,
+  upstream,
+  type PartnerEncoder,
+} from './partners.ts';
 import { brokerCpuMeter, cpuMeter } from './process-stats.ts';
 import { runWorker, type WorkerOptions } from './spawn.ts';
 import { createOutputTopics, createTopics, deleteTopics, pipelineTopics, uniqueName } from './topics.ts';
@@ -35,12 +43,31 @@ export async function produceDistinct(
   let bytes = 0;
   const started = performance.now();
   await produceBacklog(context.kafka, topic, count, (i) => {
-    const partner = distinctPartner(pool, i);
-    const value = encode(partner);
-    bytes += value.length;
-    return { key: partner.partnerId, value };
+    const message = distinctMessage(pool, encode, i);
+    bytes += message.value.length;
+    return message;
   });
   return { topic, count, recordBytes: Math.round(bytes / count), produceMs: performance.now() - started };
+}
+
+function distinctMessage(pool: readonly PartnerRecord[], encode: PartnerEncoder, i: number) {
+  const partner = distinctPartner(pool, i);
+  return { key: partner.partnerId, value: encode(partner) };
+}
+
+/**
+ * produceDistinct's messages for `topic`, encoded ahead (its subject registered): to produce
+ * them while a drain is timed at little cost to the machine.
+ */
+export async function encodeDistinct(
+  context: BenchContext,
+  topic: string,
+  count: number,
+  poolSize = POOL,
+): Promise<Message[]> {
+  const encode = await partnerEncoder({ url: context.registryUrl }, topic);
+  const pool = upstream(poolSize);
+  return Array.from({ length: count }, (_, i) => distinctMessage(pool, encode, i));
 }
 
 /** Drains `count` records of `input` with partner-enrich in a child process. */

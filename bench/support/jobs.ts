@@ -15,6 +15,8 @@ export type WorkerJob =
   | ({ kind: 'raw'; count: number } & KafkaEnds)
   /** partner-enrich itself, built from the configuration as the CLI builds it. */
   | { kind: 'pipeline'; count: number; config: ConfigInput }
+  /** The same, on an input whose length the parent tells later (a WorkerCommand `finish`). */
+  | { kind: 'open-pipeline'; config: ConfigInput }
   /** One v4 lookup per record, `concurrency` at a time, results produced per fetched batch. */
   | ({ kind: 'naive'; count: number; concurrency: number; sandboxUrl: string } & KafkaEnds);
 
@@ -28,6 +30,12 @@ export interface WorkerResult {
   details: Record<string, number>;
   /** RSS and heap along the run (the pipeline worker only). */
   memory?: { records: number; rssMb: number; heapUsedMb: number }[];
+}
+
+/** Parent to child, after the job: how many records the child's run is to finish. */
+export interface WorkerCommand {
+  type: 'finish';
+  records: number;
 }
 
 export type WorkerMessage =

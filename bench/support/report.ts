@@ -5,6 +5,8 @@ import type { MemoryResult } from '../pipeline/memory.ts';
 import type { NaiveClientResult } from '../pipeline/naive-client.ts';
 import type { OverheadResult } from '../pipeline/overhead.ts';
 import type { QuotaResult } from '../pipeline/quota.ts';
+import type { RerunResult } from '../pipeline/rerun.ts';
+import type { RegimeResult, ScaleResult } from '../pipeline/scale.ts';
 import type { StateResult } from '../pipeline/state.ts';
 import type { Machine } from './machine.ts';
 import type { MatchingRuns } from './matching-runs.ts';
@@ -19,6 +21,8 @@ export interface Results {
   broker?: BrokerLimitResult;
   latency?: LatencyResult;
   state?: StateResult;
+  rerun?: RerunResult;
+  scale?: ScaleResult;
 }
 
 export interface Row {
@@ -53,6 +57,8 @@ export function summaryRows(results: Results): Row[] {
     broker: b,
     latency: l,
     state: s,
+    rerun: r,
+    scale: sc,
   } = results;
   if (m) {
     rows.push(
@@ -80,6 +86,32 @@ export function summaryRows(results: Results): Row[] {
     );
     rows.push(
       row('overhead', 'CPU ms per 1,000 records: raw + broker', `${ms(c.raw)} + ${ms(c.brokerForRaw)}`),
+    );
+    rows.push(row('overhead', 'partner-enrich exactly-once', rate(o.exactlyOnce)));
+    rows.push(
+      row(
+        'overhead',
+        'ratio exactly-once / at-least-once',
+        times(o.exactlyOnceRatio),
+        '~0.6x (anchor)',
+        yes(o.exactlyOnceRatio.median >= 0.6),
+      ),
+    );
+    rows.push(
+      row(
+        'overhead',
+        'CPU ms per 1,000 records: exactly-once + sandbox + broker',
+        `${ms(c.exactlyOnce)} + ${ms(c.sandboxForExactlyOnce)} + ${ms(c.brokerForExactlyOnce)}`,
+      ),
+    );
+    rows.push(
+      row(
+        'overhead',
+        'exactly-once MatchResults read_committed',
+        formatSpread(o.exactlyOnceMatches),
+        String(o.records),
+        yes(o.exactlyOnceMatches.min === o.records && o.exactlyOnceMatches.max === o.records),
+      ),
     );
   }
   if (n) {
@@ -166,6 +198,18 @@ export function summaryRows(results: Results): Row[] {
     rows.push(row('latency', `p50 at ${l.rate} records/s`, formatSpread(l.p50, ' ms')));
     rows.push(row('latency', 'p95', formatSpread(l.p95, ' ms')));
     rows.push(row('latency', 'p99', formatSpread(l.p99, ' ms')));
+    const e = l.exactlyOnce;
+    rows.push(row('latency', `exactly-once p50 at ${l.rate} records/s`, formatSpread(e.p50, ' ms')));
+    rows.push(row('latency', 'exactly-once p95', formatSpread(e.p95, ' ms')));
+    rows.push(row('latency', 'exactly-once p99', formatSpread(e.p99, ' ms')));
+    const r = l.exactlyOnceRatio;
+    rows.push(
+      row(
+        'latency',
+        'ratio exactly-once / at-least-once: p50, p95, p99',
+        [r.p50, r.p95, r.p99].map(times).join(', '),
+      ),
+    );
   }
   if (s) {
     const partners = s.partners.toLocaleString('en-US');
@@ -193,7 +237,72 @@ export function summaryRows(results: Results): Row[] {
       ),
     );
   }
+  if (r) rows.push(...rerunRows(r));
+  if (sc) rows.push(...scaleRows(sc));
   return rows;
+}
+
+function rerunRows(r: RerunResult): Row[] {
+  const ms = (s: Spread) => formatSpread(s, ' ms');
+  const load = `${r.liveRate} records/s, Q = ${r.quota} per ${r.windowMs / 1000} s`;
+  return [
+    row('rerun', `live p95 without a rerun, ${load}`, ms(r.baselineP95)),
+    row('rerun', `live p95 beside a ${r.partners}-partner rerun`, ms(r.besideP95)),
+    row(
+      'rerun',
+      'live p95 ratio beside / without',
+      times(r.p95Ratio),
+      '<= 1.5x',
+      yes(r.p95Ratio.median <= 1.5),
+    ),
+    row('rerun', `rerun throughput (quota share ${r.quotaShare})`, rate(r.rerunPartnersPerSecond)),
+    row(
+      'rerun',
+      'share of Q used per full window beside the rerun: mean, windows >= 98%',
+      `${(r.besideWindowMean * 100).toFixed(1)}%, ${r.besideWindowsFull.full} of ${r.besideWindowsFull.of}`,
+      'every window',
+      yes(r.besideWindowsFull.full === r.besideWindowsFull.of),
+    ),
+    row(
+      'rerun',
+      `live records delayed past one window (${r.windowMs} ms)`,
+      formatSpread(r.pastWindow),
+      '0',
+      yes(r.pastWindow.max === 0),
+    ),
+  ];
+}
+
+function scaleRows(s: ScaleResult): Row[] {
+  const us = (spread: Spread) => formatSpread(spread, ' µs');
+  const regime = (r: RegimeResult, bound: string, ratio: Row) => [
+    row('scale', `1 replica, ${bound}`, rate(r.one)),
+    row('scale', '2 replicas in one group', rate(r.two)),
+    ratio,
+    row(
+      'scale',
+      'CPU busy share: 1 replica; the busier of 2',
+      `${percent(r.busyOne)}; ${percent(r.busyTwo)}`,
+    ),
+    row(
+      'scale',
+      'CPU per record: 1 replica; 2 replicas',
+      `${us(r.cpuUsPerRecordOne)}; ${us(r.cpuUsPerRecordTwo)}`,
+    ),
+  ];
+  const { latencyBound: l, cpuBound: c } = s;
+  return [
+    ...regime(
+      l,
+      `${s.records} records, ${s.partitions} partitions, ${l.latencyMs} ms/request (bound by bulks in flight)`,
+      row('scale', 'ratio 2 / 1 replicas', times(l.ratio), '>= 1.7x', yes(l.ratio.median >= 1.7)),
+    ),
+    ...regime(
+      c,
+      'instant sandbox (CPU-bound, 2 cores shared)',
+      row('scale', 'ratio 2 / 1 replicas, CPU-bound', times(c.ratio)),
+    ),
+  ];
 }
 
 export function markdownTable(rows: Row[]): string {

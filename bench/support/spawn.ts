@@ -2,8 +2,8 @@
 // measured. With BENCH_CPU_PROF set, the child writes a V8 CPU profile to out/profiles.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
-import type { WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
+import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
+import type { WorkerCommand, WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
 
 const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url));
 /** out/ is git-ignored: profiles are large and machine-specific. */
@@ -13,6 +13,8 @@ export interface RunningWorker {
   /** Resolves once the child consumes (its group joined). */
   ready: Promise<void>;
   result: Promise<WorkerResult>;
+  /** Sends the child a command after its job (an open-pipeline's record count). */
+  command(message: WorkerCommand): void;
 }
 
 export interface WorkerOptions {
@@ -27,7 +29,7 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
     // kafkajs schedules timers with negative delays on Node 24; the warning is noise here.
     '--disable-warning=TimeoutNegativeWarning',
     // partner-enrich runs with its memory flags; the baselines with Node's defaults.
-    ...(job.kind === 'pipeline' ? RUNTIME_NODE_FLAGS : []),
+    ...(job.kind === 'pipeline' || job.kind === 'open-pipeline' ? RUNTIME_NODE_FLAGS : []),
     ...(options.nodeFlags ?? []),
     ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${profilesDir}`] : []),
     ...(profile
@@ -38,7 +40,12 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
         ]
       : []),
   ];
-  const child = fork(workerPath, [], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const pipeline = job.kind === 'pipeline' || job.kind === 'open-pipeline';
+  const child = fork(workerPath, [], {
+    execArgv,
+    env: { ...process.env, ...(pipeline ? RUNTIME_ENV : {}) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let markReady = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const result = new Promise<WorkerResult>((resolve, reject) => {
@@ -51,7 +58,7 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
     child.once('error', reject);
   });
   child.send(job);
-  return { ready, result };
+  return { ready, result, command: (message) => void child.send(message) };
 }
 
 export const runWorker = (job: WorkerJob, options: WorkerOptions = {}): Promise<WorkerResult> =>

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../src/config/index.ts';
-import { createPipelineTopics } from '../../src/kafka/topics.ts';
+import { createPipelineTopics, waitForLeaders } from '../../src/kafka/topics.ts';
 
 export const PARTITIONS = 3;
 
@@ -57,7 +57,7 @@ export function pipelineTopics(prefix: string, input: string): Config['topics'] 
   };
 }
 
-/** Creates the output and state topics (the input exists); returns their names for deletion. */
+/** Creates the output and state topics (and the input, if missing); returns the former's names for deletion. */
 export async function createOutputTopics(
   kafka: Kafka,
   topics: Config['topics'],
@@ -67,17 +67,19 @@ export async function createOutputTopics(
   await admin.connect();
   try {
     if (matchesConfig.length > 0) {
+      // kafkajs's own wait gives up on a loaded KRaft broker's "unknown topic": see waitForLeaders.
       await admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: [
           {
             topic: topics.matches,
-            numPartitions: PARTITIONS,
+            numPartitions: topics.partitions,
             replicationFactor: 1,
             configEntries: matchesConfig,
           },
         ],
       });
+      await waitForLeaders(admin, [topics.matches]);
     }
     await createPipelineTopics(admin, topics, topics);
   } finally {

@@ -1,11 +1,22 @@
 // Entry of a benchmark's child process: receives one job from the parent, reports `ready`
 // once it is consuming, then `done` with its figures, and exits.
-import type { WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
+import type { WorkerCommand, WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
 
 const send = (message: WorkerMessage) =>
   new Promise<void>((resolve) => {
     if (process.send) process.send(message, () => resolve());
     else resolve();
+  });
+
+/** The record count the parent sends once it knows how many records it produced. */
+const finishCommand = (): Promise<number> =>
+  new Promise((resolve) => {
+    const listener = (message: WorkerCommand) => {
+      if (message.type !== 'finish') return;
+      process.off('message', listener);
+      resolve(message.records);
+    };
+    process.on('message', listener);
   });
 
 async function run(job: WorkerJob): Promise<WorkerResult> {
@@ -14,7 +25,9 @@ async function run(job: WorkerJob): Promise<WorkerResult> {
     case 'raw':
       return (await import('../workers/raw.ts')).rawPassthrough(job, ready);
     case 'pipeline':
-      return (await import('../workers/pipeline.ts')).pipelineRun(job, ready);
+      return (await import('../workers/pipeline.ts')).pipelineRun(job.config, job.count, ready);
+    case 'open-pipeline':
+      return (await import('../workers/pipeline.ts')).pipelineRun(job.config, finishCommand(), ready);
     case 'naive':
       return (await import('../workers/naive.ts')).naiveClient(job, ready);
   }

@@ -25,7 +25,7 @@ async function mvn(args: string[]): Promise<void> {
 
 // Writes into a temporary folder and renames nothing: the marker file, written last,
 // is what makes a folder count as complete, so an interrupted fetch is redone.
-async function fetchOnce(dir: string, fetch: (dir: string) => Promise<void>): Promise<string> {
+export async function fetchOnce(dir: string, fetch: (dir: string) => Promise<void>): Promise<string> {
   if (existsSync(join(dir, COMPLETE_MARKER))) return dir;
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });

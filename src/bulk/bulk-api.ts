@@ -24,7 +24,8 @@ export interface BulkTaskResult {
   status: string;
   message?: string;
   candidates: BulkCandidate[];
-  goldenRecord?: { svcId: string; businessPartner?: unknown };
+  /** The golden record's business partner as JSON text, as the MatchResult carries it. */
+  goldenRecord?: { svcId: string; json: string };
 }
 
 export interface BulkPage {

@@ -64,7 +64,8 @@ export class BulkLedger {
   readonly #now: () => number;
   readonly #entries = new Map<string, LedgerEntry>();
   readonly #bySubmission = new Map<string, Set<string>>();
-  readonly #byRecord = new Map<string, SubmittedTask>();
+  /** Each record's submission, and when that submission's entry was written. */
+  readonly #byRecord = new Map<string, { task: SubmittedTask; writtenAt: number }>();
   readonly #waiters = new Map<string, (() => void)[]>();
   /** Submissions whose bulk is being (or was) recorded, or that are being withdrawn: an intent never overwrites that. */
   readonly #ended = new Set<string>();
@@ -100,7 +101,7 @@ export class BulkLedger {
   }
 
   find(position: SourcePosition): SubmittedTask | undefined {
-    return this.#byRecord.get(recordKey(position));
+    return this.#byRecord.get(recordKey(position))?.task;
   }
 
   /**
@@ -247,9 +248,10 @@ export class BulkLedger {
   #unindexRecords(entry: LedgerEntry): void {
     const submissionId = submissionOf(entry);
     for (const task of entry.tasks)
-      for (const p of task.positions)
-        if (this.#byRecord.get(recordKey(p))?.submissionId === submissionId)
-          this.#byRecord.delete(recordKey(p));
+      for (const p of task.positions) {
+        const key = recordKey(p);
+        if (this.#byRecord.get(key)?.task.submissionId === submissionId) this.#byRecord.delete(key);
+      }
   }
 
   #index(entry: LedgerEntry): void {
@@ -268,12 +270,22 @@ export class BulkLedger {
     this.#bySubmission.set(submissionId, keys);
     for (const task of entry.tasks) {
       for (const position of task.positions) {
-        this.#byRecord.set(recordKey(position), {
-          submissionId,
-          ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
-          ...(entry.paid ? { paid: true } : {}),
-          taskId: task.taskId,
-          hash: task.hash,
+        // A record is held by the newest submission that holds it. An intent whose submitter
+        // died stays in the state topic after another submission adopted its records (until
+        // they are committed): read after that submission's bulk (state topic partitions
+        // come in any order), it must not take the records back, or they are looked up again.
+        const record = recordKey(position);
+        const claim = this.#byRecord.get(record);
+        if (claim && claim.task.submissionId !== submissionId && claim.writtenAt > entry.createdAt) continue;
+        this.#byRecord.set(record, {
+          task: {
+            submissionId,
+            ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
+            ...(entry.paid ? { paid: true } : {}),
+            taskId: task.taskId,
+            hash: task.hash,
+          },
+          writtenAt: entry.createdAt,
         });
       }
     }

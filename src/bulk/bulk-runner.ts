@@ -7,6 +7,7 @@ import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { BulkLookupApi, BulkTaskResult, LookupParameters } from './bulk-api.ts';
 import type { BulkLedger } from './bulk-ledger.ts';
 import { BulkError } from './errors.ts';
+import { tracedBulkApi } from './traced-bulk-api.ts';
 
 export interface BulkTask {
   taskId: string;
@@ -33,7 +34,7 @@ export class BulkRunner {
   #closed = false;
 
   constructor(api: BulkLookupApi, ledger: BulkLedger, options: BulkRunnerOptions) {
-    this.#api = api;
+    this.#api = tracedBulkApi(api);
     this.#ledger = ledger;
     this.#options = options;
   }

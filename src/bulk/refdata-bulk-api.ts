@@ -12,23 +12,36 @@ function firstName(partner: Schemas['BusinessPartner'] | undefined): string | un
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * The candidates per task the service returns (the spec's default, sent explicitly so that a
+ * service default changing cannot grow every result page and MatchResult).
+ */
+const CANDIDATES_PER_TASK = 10;
+
+/**
+ * What the outputs carry of a task's result, taken as the page is read: the candidates'
+ * identity, score, source and name, and the golden record's business partner as the JSON text
+ * the MatchResult holds. Nothing else of the page (whole business partners of every candidate)
+ * outlives it.
+ */
 const taskResult = (result: BulkLookupResult): BulkTaskResult => ({
   taskId: result.taskId,
   status: result.status?.code ?? 'OK',
   ...(result.status?.details?.length ? { message: JSON.stringify(result.status.details) } : {}),
-  candidates: (result.values ?? []).map((match) => ({
-    svcId: match.svcId ?? '',
-    score: match.score ?? 0,
-    ...(match.dataSource?.aleiPrefix ? { dataSource: match.dataSource.aleiPrefix } : {}),
-    // Only the name is kept: candidates' whole partner documents would be held by every
-    // record in flight and are not part of the MatchResult.
-    ...(firstName(match.businessPartner) ? { name: firstName(match.businessPartner) as string } : {}),
-  })),
+  candidates: (result.values ?? []).map((match) => {
+    const name = firstName(match.businessPartner);
+    return {
+      svcId: match.svcId ?? '',
+      score: match.score ?? 0,
+      ...(match.dataSource?.aleiPrefix ? { dataSource: match.dataSource.aleiPrefix } : {}),
+      ...(name === undefined ? {} : { name }),
+    };
+  }),
   ...(result.goldenRecord?.svcId
     ? {
         goldenRecord: {
           svcId: result.goldenRecord.svcId,
-          businessPartner: result.goldenRecord.businessPartner,
+          json: JSON.stringify(result.goldenRecord.businessPartner ?? {}),
         },
       }
     : {}),
@@ -51,8 +64,9 @@ export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
           ...parameters,
           featuresOn: parameters.featuresOn as Schemas['LookupFeature'][],
           featuresOff: parameters.featuresOff as Schemas['LookupFeature'][],
-          // `limit` is left to the service: in a bulk it caps the candidates per task (as in a
-          // v4 lookup, default 10); result pages are sized on read.
+          // In a bulk, `limit` caps the candidates per task (as in a v4 lookup); result pages
+          // are sized on read.
+          limit: CANDIDATES_PER_TASK,
           tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
         },
       });

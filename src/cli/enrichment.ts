@@ -17,12 +17,18 @@ import { probeBrokers } from '../kafka/broker-probe.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
 import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
+import { KafkaPartitionTransactions } from '../kafka/partition-transactions.ts';
+import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
 import { toJsonRecord } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
 import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
-import type { OutputSink, PipelineObserver, RecordSource } from '../pipeline/ports.ts';
+import type { OutputSink, PipelineObserver, RecordSource, TransactionalOutputs } from '../pipeline/ports.ts';
 import { QuotaGate } from '../quota/quota-gate.ts';
+import { RerunQuota } from '../quota/rerun-quota.ts';
+import { liveHeadroom } from '../rerun/live-headroom.ts';
+import { RerunExecutor } from '../rerun/rerun-executor.ts';
+import type { RerunJobStore } from '../rerun/rerun-job.ts';
 import { RequestLimiter } from '../quota/request-limiter.ts';
 import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
 import { RefDataClient, retryChannel } from '../refdata/index.ts';
@@ -125,7 +131,7 @@ export function pipelineOptions(config: Config): PipelineOptions {
       maybeMatch: config.lookup.maybeMatchThreshold,
     },
     storageId: config.storageId,
-    commitIntervalMs: 1000,
+    commitIntervalMs: config.delivery === 'exactly-once' ? config.exactlyOnce.commitIntervalMs : 1000,
     // Longer than one request to the service can take, twice: a live submitter renews well before.
     submissionLeaseMs: 2 * config.refdata.timeoutMs,
     stateCheckpointIntervalMs: config.state.checkpointIntervalMs,
@@ -138,6 +144,10 @@ interface Ends {
   decoder: PartnerDecoder;
   ledger: BulkLedger;
   state: PartnerState;
+  /** Exactly-once outputs (Kafka, delivery exactly-once). */
+  transactions?: TransactionalOutputs & { closeAll(): Promise<void> };
+  /** Where rerun jobs are kept; without it (files) no rerun runs. */
+  reruns?: { jobs: RerunJobStore; inputTopic: string; partitionCount: number };
 }
 
 export interface Enrichment {
@@ -147,6 +157,10 @@ export interface Enrichment {
   limiter: RequestLimiter;
   /** Partner state of the partitions this replica owns. */
   state: PartnerState;
+  /** Runs the reruns due on this replica's partitions (Kafka only). */
+  reruns?: RerunExecutor;
+  /** Where rerun jobs are kept, and the input topic's partitions (Kafka only). */
+  rerunJobs?: { store: RerunJobStore; partitionCount: number };
   /** Stops intake, lets in-flight work finish within the grace period, closes everything. */
   stop(graceMs: number): Promise<{ abandoned: number }>;
 }
@@ -175,12 +189,13 @@ function assemble(
     ...(config.refdata.workspaceId ? { workspaceId: config.refdata.workspaceId } : {}),
     preferredUsername: config.refdata.credentialUsername,
   });
+  const limitedQuotaCheck = {
+    consume: (amount: number) => limiter.run(() => quotaCheck.consume(amount)),
+    room: () => limiter.run(() => quotaCheck.room()),
+  };
   const quota = config.quota.enabled
     ? new QuotaGate(
-        {
-          consume: (amount) => limiter.run(() => quotaCheck.consume(amount)),
-          room: () => limiter.run(() => quotaCheck.room()),
-        },
+        limitedQuotaCheck,
         { initialDelayMs: config.quota.initialBackoffMs, maxDelayMs: config.quota.maxBackoffMs },
         {
           onExhausted: () => pipelineRef.current?.pause('quota'),
@@ -205,7 +220,14 @@ function assemble(
       ...ends,
       toTask: toJsonRecord,
       runner,
-      ...(quota ? { quota } : {}),
+      ...(quota
+        ? {
+            quota,
+            rerunQuota: new RerunQuota(quota, limitedQuotaCheck, {
+              retryMs: Math.max(50, config.quota.initialBackoffMs),
+            }),
+          }
+        : {}),
       observer,
     },
     pipelineOptions(config),
@@ -221,14 +243,31 @@ function enrichment(
   closeExtra: () => Promise<void>,
 ): Enrichment {
   const { pipeline, limiter, unsubscribe } = assemble(config, ends, observer, {});
+  const reruns = ends.reruns
+    ? new RerunExecutor({
+        host: pipeline,
+        jobs: ends.reruns.jobs,
+        state: ends.state,
+        inputTopic: ends.reruns.inputTopic,
+        partitionCount: () => (ends.reruns as NonNullable<Ends['reruns']>).partitionCount,
+        owner: () => ends.source.memberId,
+        failed: (error) => pipeline.abort(error),
+        headroom: liveHeadroom({ maxUtilization: config.rerun.maxEventLoopUtilization, recheckMs: 250 }),
+      })
+    : undefined;
   return {
     pipeline,
     source: ends.source,
     sink: ends.sink,
     limiter,
     state: ends.state,
+    ...(reruns && ends.reruns
+      ? { reruns, rerunJobs: { store: ends.reruns.jobs, partitionCount: ends.reruns.partitionCount } }
+      : {}),
     async stop(graceMs) {
+      await reruns?.stop();
       const result = await pipeline.stop(graceMs);
+      await ends.transactions?.closeAll();
       await ends.sink.close();
       unsubscribe();
       ends.state.close();
@@ -298,14 +337,18 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
     encoders: { matches, events, storage: storageEncoder },
   });
   const ledgerStore = new KafkaLedgerStore(kafka, topics.state);
+  const rerunJobs = new KafkaRerunJobStore(kafka, topics.state);
   opened.push(
     () => sink.close(),
     () => ledgerStore.close(),
+    () => rerunJobs.close(),
   );
   await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
   const ledger = new BulkLedger(ledgerStore);
   const changelog = new KafkaStateChangelog(kafka, registry, topics.storage);
   await orClose(() => Promise.all([changelog.assertCopartitioned(topics.input), ledger.load()]));
+  // Co-partitioned: the storage topic has as many partitions as the input topic.
+  const partitionCount = (await orClose(() => changelog.offsets())).size;
   const { dir, remove } = stateDir(config);
   opened.push(remove);
   const state = await orClose(() => new PartnerState({ dir, changelog }));
@@ -319,9 +362,19 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
     groupId: config.kafka.groupId,
     sessionTimeoutMs: config.kafka.sessionTimeoutMs,
   });
+  const transactions =
+    config.delivery === 'exactly-once'
+      ? new KafkaPartitionTransactions(kafka, {
+          groupId: config.kafka.groupId,
+          transactionTimeoutMs: config.exactlyOnce.transactionTimeoutMs,
+          encode: (message) => sink.encode(message),
+          limit: (topic) => sink.limit(topic),
+        })
+      : undefined;
   const ends: Ends = {
     source,
     sink,
+    ...(transactions ? { transactions } : {}),
     decoder: mapping
       ? mapping.decoder
       : config.inputFormat === 'json'
@@ -329,12 +382,16 @@ export async function createKafkaEnrichment(config: Config, observer: PipelineOb
         : avroPartnerDecoder(registry),
     ledger,
     state,
+    reruns: { jobs: rerunJobs, inputTopic: topics.input, partitionCount },
   };
-  return orClose(() =>
+  const built = await orClose(() =>
     enrichment(config, ends, observer, async () => {
       await unfollow();
       await ledgerStore.close();
+      await rerunJobs.close();
       await remove();
     }),
   );
+  await orClose(() => built.reruns?.start());
+  return built;
 }

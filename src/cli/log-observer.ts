@@ -3,7 +3,31 @@
 import type { Logger } from '../observability/index.ts';
 import type { PipelineObserver } from '../pipeline/ports.ts';
 
+/**
+ * Logs events that come per record once per kind and turn of the event loop, with their
+ * count: a bulk that fails retries or dead-letters each of its records in one turn, which
+ * was one line per record (500 lines for one failed bulk).
+ */
+function perTurn(log: (fields: Record<string, unknown>) => void): (fields: Record<string, unknown>) => void {
+  const counts = new Map<string, { fields: Record<string, unknown>; records: number }>();
+  const flush = () => {
+    for (const { fields, records } of counts.values()) log({ ...fields, records });
+    counts.clear();
+  };
+  return (fields) => {
+    const key = JSON.stringify(fields);
+    const seen = counts.get(key);
+    if (seen) seen.records += 1;
+    else {
+      if (counts.size === 0) setImmediate(flush);
+      counts.set(key, { fields, records: 1 });
+    }
+  };
+}
+
 export function logObserver(logger: Logger): PipelineObserver {
+  const deadLettered = perTurn((fields) => logger.warn(fields, 'records dead-lettered'));
+  const retried = perTurn((fields) => logger.info(fields, 'lookups retried'));
   return {
     intakePaused: (reason) =>
       logger.warn(
@@ -11,8 +35,8 @@ export function logObserver(logger: Logger): PipelineObserver {
         reason === 'quota' ? 'quota over limit: intake paused until it resets' : 'intake paused',
       ),
     intakeResumed: (reason) => logger.info({ reason }, 'intake resumed'),
-    deadLetter: (stage, code) => logger.warn({ stage, code }, 'record dead-lettered'),
-    retry: (code, attempt) => logger.info({ code, attempt }, 'lookup retried'),
+    deadLetter: (stage, code) => deadLettered({ stage, code }),
+    retry: (code, attempt) => retried({ code, attempt }),
     bulkFinished: (bulkId, tasks, ms) => logger.debug({ bulkId, tasks, ms }, 'bulk finished'),
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
     committed: (positions) => logger.debug({ positions }, 'committed'),
@@ -24,5 +48,10 @@ export function logObserver(logger: Logger): PipelineObserver {
     partitionsAssigned: (partitions) => logger.info({ partitions }, 'partitions assigned'),
     partitionsRevoked: (partitions) =>
       logger.info({ partitions }, 'partitions revoked: their work is dropped'),
+    fenced: (partition, reason) =>
+      logger.warn(
+        { partition, reason },
+        'transaction fenced: the partition has a newer owner; nothing of the transaction is visible, its records are processed again',
+      ),
   };
 }

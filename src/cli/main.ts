@@ -5,6 +5,7 @@ import { Command } from 'commander';
 import { registerConfigCheck } from './commands/config-check.ts';
 import { registerDemo } from './commands/demo.ts';
 import { registerDlqReplay } from './commands/dlq-replay.ts';
+import { registerRerun } from './commands/rerun.ts';
 import { registerRun } from './commands/run.ts';
 import { registerSandbox } from './commands/sandbox.ts';
 import { registerStorageInitialize } from './commands/storage-initialize.ts';
@@ -25,6 +26,7 @@ registerDlqReplay(program);
 registerTopicsCreate(program);
 registerConfigCheck(program);
 registerStorageInitialize(program);
+registerRerun(program);
 registerSandbox(program);
 
 try {

@@ -3,7 +3,10 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config, type ConfigInput } from '../config/index.ts';
 
-export function commandConfig(command: Command, overrides: ConfigInput = {}): Config {
+/** `kafkaOnly`: the command does not call the reference data service, so needs none of its credentials. */
+export function commandConfig(command: Command, overrides: ConfigInput = {}, kafkaOnly = false): Config {
   const { config: file } = command.optsWithGlobals<{ config?: string }>();
-  return Object.freeze(loadConfig({ ...(file ? { file } : {}), overrides }));
+  return Object.freeze(
+    loadConfig({ ...(file ? { file } : {}), overrides, ...(kafkaOnly ? { serviceCredentials: false } : {}) }),
+  );
 }

@@ -9,10 +9,12 @@ import { setPath, type PlainObject } from './plain-objects.ts';
 /** Names the file variable; it is not an option itself. */
 export const CONFIG_FILE_ENV_VAR = 'PARTNER_ENRICH_CONFIG';
 
-/** Conventional names that other tools already set (the test infrastructure, compose files). */
+/** Conventional names that other tools already set (the test infrastructure, compose files, OpenTelemetry). */
 export const ENV_SHORTHANDS: Readonly<Record<string, string>> = Object.freeze({
   KAFKA_BROKERS: 'kafka.brokers',
   SCHEMA_REGISTRY_URL: 'schemaRegistry.url',
+  OTEL_SERVICE_NAME: 'tracing.serviceName',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'tracing.endpoint',
 });
 
 export interface EnvironmentSource {

@@ -8,6 +8,7 @@ import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
 import { configProblems, describeProblems } from './problems.ts';
 import { findRenamedOptions } from './renamed.ts';
 import { configSchema, type Config, type ConfigInput } from './schema.ts';
+import { missingCredentials } from './sections/refdata.ts';
 import { environmentLayer, fileLayer, overridesLayer, type Layer } from './sources.ts';
 
 export interface LoadConfigOptions {
@@ -17,6 +18,8 @@ export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Values the CLI took from its flags; `undefined` entries leave lower sources alone. */
   overrides?: ConfigInput;
+  /** Whether the command calls the reference data service, so needs its credentials (default: yes). */
+  serviceCredentials?: boolean;
 }
 
 function rejectRenamedOptions(layers: readonly Layer[]): void {
@@ -51,10 +54,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   rejectRenamedOptions(layers);
   const merged = layers.reduce<PlainObject>((config, layer) => deepMerge(config, layer.input), {});
   const result = configSchema.safeParse(merged, { error: requiredWhenMissing });
-  if (!result.success) {
+  const issues = [
+    ...(result.success ? [] : result.error.issues),
+    ...(options.serviceCredentials === false ? [] : missingCredentials(merged['refdata'])),
+  ];
+  if (!result.success || issues.length > 0) {
     const sourceOf = (path: readonly PropertyKey[]) =>
       layers.findLast((layer) => layer.originOf(path) !== undefined)?.originOf(path);
-    const problems = configProblems(result.error.issues, sourceOf);
+    const problems = configProblems(issues, sourceOf);
     const count = `${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}`;
     throw new ConfigError(
       'CONFIG_INVALID',

@@ -1,8 +1,12 @@
 // The whole configuration of `partner-enrich`, one section per concern. Sections are
 // prefaulted with `{}` so that their own defaults apply when a source leaves them out.
 import { z } from 'zod';
+import { deliverySection, exactlyOnceSection } from './sections/delivery.ts';
 import { kafkaSection, schemaRegistrySection, topicsSection } from './sections/kafka.ts';
+import { rerunScheduleSection } from './sections/rerun-schedule.ts';
 import { lookupSection, refdataSection } from './sections/refdata.ts';
+import { rerunSection } from './sections/rerun.ts';
+import { tracingSection } from './sections/tracing.ts';
 import {
   filesSection,
   mappingSection,
@@ -36,6 +40,8 @@ export const configSchema = z.strictObject({
   rateLimit: rateLimitSection.prefault({}),
   retry: retrySection.prefault({}),
   polling: pollingSection.prefault({}),
+  delivery: deliverySection,
+  exactlyOnce: exactlyOnceSection.prefault({}),
   skipUnchanged: z
     .boolean()
     .default(true)
@@ -43,8 +49,11 @@ export const configSchema = z.strictObject({
   mapping: mappingSection.prefault({}),
   storageId: nonEmptyString().default('partners.storage').describe('Storage the results are kept under.'),
   state: stateSection.prefault({}),
+  rerun: rerunSection.prefault({}),
   observability: observabilitySection.prefault({}),
+  tracing: tracingSection.prefault({}),
   shutdown: shutdownSection.prefault({}),
+  rerunSchedule: rerunScheduleSection.prefault({}),
 });
 
 /** The validated configuration: every default applied, every endpoint resolved. */

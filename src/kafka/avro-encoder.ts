@@ -99,8 +99,26 @@ export async function registerTopicEncoder(
 ): Promise<TopicEncoder> {
   const schema = pipelineSchema(schemaName);
   const id = await registerSchema(registry, `${topic}-value`, schema.text);
-  const header = Buffer.alloc(5);
-  header.writeUInt8(0, 0);
-  header.writeInt32BE(id, 1);
-  return { encode: (value) => Buffer.concat([header, schema.type.toBuffer(value)]) };
+  // Encoded after the wire format's header in a buffer kept for the next message, then copied
+  // out once: avsc's toBuffer() encodes twice whatever exceeds its 1 KB buffer (a MatchResult
+  // with a golden record does), and a concat with the header copied it again.
+  let scratch = Buffer.alloc(INITIAL_SCRATCH_BYTES);
+  scratch.writeUInt8(0, 0);
+  scratch.writeInt32BE(id, 1);
+  return {
+    encode(value) {
+      let end = schema.type.encode(value, scratch, HEADER_BYTES);
+      if (end < 0) {
+        const larger = Buffer.alloc(2 * (scratch.length - end));
+        scratch.copy(larger, 0, 0, HEADER_BYTES);
+        scratch = larger;
+        end = schema.type.encode(value, scratch, HEADER_BYTES);
+      }
+      return Buffer.from(scratch.subarray(0, end));
+    },
+  };
 }
+
+/** The Confluent wire format's magic byte and schema id. */
+const HEADER_BYTES = 5;
+const INITIAL_SCRATCH_BYTES = 64 * 1024;

@@ -24,6 +24,18 @@ export const KAFKA_ERROR_CODES = [
    * the pipeline stops without committing, records are read again after a restart.
    */
   'STATE_WRITE_FAILED',
+  /**
+   * Exactly-once: the input partition's transactional producer was fenced (its partition's next
+   * owner, or this member after a restart, started a producer with the same transactional id)
+   * or its transaction was aborted by the broker. Nothing of the transaction is visible; the
+   * member takes the partition for revoked and its records are processed again by its owner.
+   */
+  'TRANSACTION_FENCED',
+  /**
+   * Exactly-once: a transaction failed otherwise (broker away past the client's retries). The
+   * pipeline stops without committing, `run` exits 1; what was not committed is processed again.
+   */
+  'TRANSACTION_FAILED',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];

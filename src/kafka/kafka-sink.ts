@@ -11,6 +11,7 @@
 import kafkajs, { type Kafka, type Message, type Producer } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
+import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
@@ -26,7 +27,8 @@ export interface KafkaSinkOptions {
   maxMessageBytes?: number;
 }
 
-interface Encoded {
+/** An output as it goes on the wire, its size checked against its topic's limit. */
+export interface Encoded {
   topic: string;
   message: Message;
   bytes: number;
@@ -79,7 +81,7 @@ export class KafkaSink implements OutputSink {
     if (messages.length === 0) return Promise.resolve();
     let encoded: Encoded[];
     try {
-      encoded = messages.map((m) => this.#encode(m));
+      encoded = messages.map((m) => this.encode(m));
     } catch (error) {
       return Promise.reject(error as Error);
     }
@@ -96,7 +98,8 @@ export class KafkaSink implements OutputSink {
     return this.#options.maxBatchMessages ?? 2000;
   }
 
-  #encode(message: OutputMessage): Encoded {
+  /** Encodes one output; throws OUTPUT_TOO_LARGE for one its topic can never take. */
+  encode(message: OutputMessage): Encoded {
     const topic = this.#options.topics[message.output];
     const key =
       message.key === null ? null : Buffer.isBuffer(message.key) ? message.key : Buffer.from(message.key);
@@ -105,14 +108,16 @@ export class KafkaSink implements OutputSink {
     else if (Buffer.isBuffer(message.value)) value = message.value;
     else if (message.output === 'deadLetters') value = Buffer.from(JSON.stringify(message.value));
     else value = this.#options.encoders[message.output].encode(message.value);
+    // Called within the produce span of the outputs' work: its traceparent goes with them.
+    const headers = withTraceHeaders(message.headers);
     const encoded = {
       key,
       value,
-      ...(message.headers ? { headers: message.headers } : {}),
+      ...(headers ? { headers } : {}),
       ...(message.partition === undefined ? {} : { partition: message.partition }),
     };
     const bytes = recordSize(encoded);
-    const limit = this.#limit(topic);
+    const limit = this.limit(topic);
     if (RECORD_BATCH_OVERHEAD + bytes > limit) {
       throw new SinkError(
         'OUTPUT_TOO_LARGE',
@@ -123,7 +128,8 @@ export class KafkaSink implements OutputSink {
     return { topic, message: encoded, bytes };
   }
 
-  #limit(topic: string): number {
+  /** The topic's record batch limit (max.message.bytes), known once connected. */
+  limit(topic: string): number {
     const limit = this.#limits.get(topic);
     if (limit === undefined) throw new Error('KafkaSink.send() before connect()');
     return limit;
@@ -169,20 +175,30 @@ export class KafkaSink implements OutputSink {
 
   /**
    * The next request, in call order: at most the topic's limit in bytes per topic, which
-   * bounds every topic-partition's record batch too.
+   * bounds every topic-partition's record batch too. A caller's messages stay in one request
+   * unless they fill one alone: a record's MatchResult and its storage record (which says its
+   * outputs were written) are then durable together, and a kill between two requests cannot
+   * leave the MatchResult without it (the record, read again, would be written twice).
    */
   #nextChunk(): Chunk {
     const chunk: Chunk = [];
     const bytes = new Map<string, number>();
     for (let pending = this.#pending[0]; pending; pending = this.#pending[0]) {
       if (!pending.settled) {
+        const callerStart = { length: chunk.length, next: pending.next };
         for (; pending.next < pending.messages.length; pending.next += 1) {
           const encoded = pending.messages[pending.next] as Encoded;
           const used = (bytes.get(encoded.topic) ?? 0) + encoded.bytes;
           const full =
             chunk.length >= this.#maxBatchMessages ||
-            RECORD_BATCH_OVERHEAD + used > this.#limit(encoded.topic);
-          // A message fits alone (checked by #encode), so every request takes at least one.
+            RECORD_BATCH_OVERHEAD + used > this.limit(encoded.topic);
+          if (full && callerStart.length > 0) {
+            this.#unsent += chunk.length - callerStart.length;
+            chunk.length = callerStart.length;
+            pending.next = callerStart.next;
+            return chunk;
+          }
+          // A message fits alone (checked by encode), so every request takes at least one.
           if (full && chunk.length > 0) return chunk;
           bytes.set(encoded.topic, used);
           chunk.push({ pending, encoded });

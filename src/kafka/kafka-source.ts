@@ -10,6 +10,11 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
+import type { InputRecord } from '../pipeline/records.ts';
+import { traceConsume } from '../observability/tracing.ts';
+
+/** Longest a fetch waits for records at the broker, and for a resumed partition to be fetched. */
+const MAX_FETCH_WAIT_MS = 250;
 
 /** Well inside kafkajs's default 3 s heartbeat interval and any sane session timeout. */
 const HEARTBEAT_EVERY_MS = 1000;
@@ -20,12 +25,16 @@ export interface KafkaSourceOptions {
   sessionTimeoutMs: number;
 }
 
-const headerText = (headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> = {}) =>
-  Object.fromEntries(
-    Object.entries(headers)
-      .filter(([, v]) => v !== undefined)
-      .map(([k, v]) => [k, String(Array.isArray(v) ? v[0] : v)]),
-  );
+function headerText(
+  headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> = {},
+): Record<string, string> {
+  const text: Record<string, string> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) text[name] = String(Array.isArray(value) ? value[0] : value);
+  }
+  return text;
+}
 
 const refKey = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 
@@ -48,6 +57,17 @@ export class KafkaSource implements RecordSource {
       groupId: options.groupId,
       sessionTimeout: options.sessionTimeoutMs,
       allowAutoTopicCreation: false,
+      // kafkajs waits this long before fetching again while every partition is paused, so a
+      // resume (the quota window reset, intake drained) took effect only after it: with the
+      // default 5 s, live records under a 2 s quota window stalled for whole windows and then
+      // came in bursts (rerun benchmark, live alone: windows used 10 %, 0 %, 100 %, ...).
+      maxWaitTimeInMs: MAX_FETCH_WAIT_MS,
+      // A fetch response is held whole until its records are taken: at most about as many
+      // records as batching.maxInFlightRecords allows, not kafkajs's 1 MiB per partition and
+      // 10 MiB per response. Part of the measured memory setting (docs/BENCHMARKS.md,
+      // Memory); alone it did not lower the peak measurably.
+      maxBytesPerPartition: 256 * 1024,
+      maxBytes: 2 * 1024 * 1024,
     });
   }
 
@@ -78,13 +98,14 @@ export class KafkaSource implements RecordSource {
         let lastHeartbeat = Date.now();
         for (const message of batch.messages) {
           if (this.#stopped || !isRunning() || isStale()) break;
-          const taken = handler.offer({
+          const record: InputRecord = {
             position: { topic: batch.topic, partition: batch.partition, offset: Number(message.offset) },
             key: message.key,
             value: message.value,
             headers: headerText(message.headers),
             timestamp: Number(message.timestamp),
-          });
+          };
+          const taken = traceConsume(record, this.#options.groupId, () => handler.offer(record));
           // Not taken (intake full, or the partition is not ours): the next fetch after resume
           // starts here, since only resolved offsets move kafkajs's fetch position.
           if (!taken) break;
@@ -162,6 +183,31 @@ export class KafkaSource implements RecordSource {
     await this.#consumer.commitOffsets(
       positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: String(p.offset) })),
     );
+  }
+
+  /**
+   * Continues the partitions from the positions committed now. The consumer read them when it
+   * joined; a transaction of the partition's former owner that ended since (exactly-once: its
+   * producer was fenced after the join) may have moved them.
+   */
+  async rewind(partitions: PartitionRef[]): Promise<void> {
+    const { topic, groupId } = this.#options;
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      const low = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.low]));
+      for (const ref of partitions) {
+        const offset = committed?.partitions.find((p) => p.partition === ref.partition)?.offset ?? '-1';
+        // Nothing committed yet: from the beginning, as the consumer subscribes.
+        const from = Number(offset) >= 0 ? offset : (low.get(ref.partition) ?? '0');
+        this.#whileRunning(() =>
+          this.#consumer.seek({ topic: ref.topic, partition: ref.partition, offset: from }),
+        );
+      }
+    } finally {
+      await admin.disconnect();
+    }
   }
 
   async stop(): Promise<void> {

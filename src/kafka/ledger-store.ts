@@ -1,10 +1,14 @@
 // The bulk ledger in the internal state topic (compacted, key = bulk id and input
-// partition, JSON value, tombstone once every record of the entry is committed).
+// partition, JSON value, tombstone once every record of the entry is committed). Rerun jobs
+// and their progress share the topic under `rerun/` keys: they are not ledger entries.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
+import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
-import { readTopicToEnd } from './topic-reader.ts';
+import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+
+const WRITER_HEADER = 'pe.ledger-writer';
 
 export class KafkaLedgerStore implements LedgerStore {
   readonly #kafka: Kafka;
@@ -12,6 +16,12 @@ export class KafkaLedgerStore implements LedgerStore {
   readonly #producer: Producer;
   /** Next offset the follower will read, per state topic partition. */
   readonly #followed = new Map<number, bigint>();
+  /**
+   * Names this store's own writes in a header: the follower passes over them, since the
+   * ledger indexed each of them when it was written (parsing and indexing every submission
+   * again, three writes of a whole bulk's tasks each, was a tenth of the pipeline's CPU).
+   */
+  readonly #writer = randomUUID();
 
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
@@ -27,7 +37,7 @@ export class KafkaLedgerStore implements LedgerStore {
     const entries = new Map<string, LedgerEntry>();
     await readTopicToEnd(this.#kafka, this.#topic, (message) => {
       const key = message.key?.toString('utf8');
-      if (!key) return;
+      if (!key || isRerunKey(key)) return;
       if (message.value === null) entries.delete(key);
       else entries.set(key, { key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
     });
@@ -40,7 +50,7 @@ export class KafkaLedgerStore implements LedgerStore {
   }): Promise<() => Promise<void>> {
     // Its own throw-away group: every replica reads the whole (compacted) topic, from the start,
     // so nothing recorded between load() and joining is missed; re-indexing is idempotent.
-    const consumer = this.#kafka.consumer({ groupId: `partner-enrich-ledger-${randomUUID()}` });
+    const consumer = replayConsumer(this.#kafka, 'ledger');
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
@@ -60,7 +70,7 @@ export class KafkaLedgerStore implements LedgerStore {
       autoCommit: false,
       eachMessage: async ({ message, partition }) => {
         const key = message.key?.toString('utf8');
-        if (key) {
+        if (key && !isRerunKey(key) && message.headers?.[WRITER_HEADER]?.toString() !== this.#writer) {
           if (message.value === null) changes.removed(key);
           else changes.recorded({ key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
         }
@@ -101,7 +111,11 @@ export class KafkaLedgerStore implements LedgerStore {
       this.#producer.send({
         topic: this.#topic,
         acks: -1,
-        messages: entries.map((entry) => ({ key: entry.key ?? entry.bulkId, value: JSON.stringify(entry) })),
+        messages: entries.map((entry) => ({
+          key: entry.key ?? entry.bulkId,
+          value: JSON.stringify(entry),
+          headers: { [WRITER_HEADER]: this.#writer },
+        })),
       }),
     );
   }
@@ -111,7 +125,7 @@ export class KafkaLedgerStore implements LedgerStore {
       this.#producer.send({
         topic: this.#topic,
         acks: -1,
-        messages: keys.map((key) => ({ key, value: null })),
+        messages: keys.map((key) => ({ key, value: null, headers: { [WRITER_HEADER]: this.#writer } })),
       }),
     );
   }

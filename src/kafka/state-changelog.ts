@@ -2,13 +2,13 @@
 // and ranges of partitions replayed in order. Reading uses a throw-away consumer group (a
 // replay is never a member of the pipeline's group) that seeks each wanted partition to
 // where its restore starts and pauses the others.
-import { randomUUID } from 'node:crypto';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
 import type { StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
+import { replayConsumer } from './topic-reader.ts';
 
 /**
  * Fetch sizes of a restore, well below kafkajs's defaults (1 MB per partition, 10 MB per
@@ -20,10 +20,14 @@ const RESTORE_FETCH = { maxBytesPerPartition: 128 * 1024, maxBytes: 512 * 1024 }
 
 interface StorageValue {
   partnerId: string;
+  record: StoredPartner['record'];
   contentHash: string;
   svcId: string | null;
   outcome: StoredPartner['outcome'];
   bestCandidate: StoredPartner['bestCandidate'];
+  matchedAt: number;
+  /** Absent in records written before the field existed. */
+  source?: StoredPartner['source'];
 }
 
 export class KafkaStateChangelog implements StateChangelog {
@@ -82,14 +86,30 @@ export class KafkaStateChangelog implements StateChangelog {
     const open = new Map(ranges.filter((r) => r.from < r.to).map((r) => [r.partition, r]));
     if (open.size === 0) return;
     const topic = this.name;
-    const consumer = this.#kafka.consumer({
-      groupId: `partner-enrich-restore-${randomUUID()}`,
-      ...RESTORE_FETCH,
-    });
+    const consumer = replayConsumer(this.#kafka, 'restore', RESTORE_FETCH);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic, fromBeginning: true });
       const done = Promise.withResolvers<undefined>();
+      const advance = (partition: number, changes: StateChange[], next: number) => {
+        const range = open.get(partition);
+        if (!range) return;
+        if (next > range.from) {
+          apply(partition, changes, Math.min(next, range.to));
+          range.from = Math.min(next, range.to);
+        }
+        if (range.from >= range.to) {
+          open.delete(partition);
+          consumer.pause([{ topic, partitions: [partition] }]);
+          if (open.size === 0) done.resolve(undefined);
+        }
+      };
+      // A fetch of transaction markers (or aborted records) alone never reaches eachBatch;
+      // the storage topic written exactly-once can end with one, which counts as read.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.batchSize === 0 && open.has(payload.partition))
+          advance(payload.partition, [], Number(payload.lastOffset) + 1);
+      });
       consumer
         .run({
           autoCommit: false,
@@ -108,19 +128,11 @@ export class KafkaStateChangelog implements StateChangelog {
             }
             // Offsets a compaction removed count as read.
             if (Number(batch.lastOffset()) + 1 >= range.to) next = range.to;
-            if (next > range.from) {
-              apply(batch.partition, changes, next);
-              range.from = next;
-            }
+            advance(batch.partition, changes, next);
             // Only resolved offsets move kafkajs's fetch position: without this, every fetch
             // after the first returned the same batch again, and a partition larger than one
             // fetch was never restored.
             resolveOffset(batch.lastOffset());
-            if (range.from >= range.to) {
-              open.delete(batch.partition);
-              consumer.pause([{ topic, partitions: [batch.partition] }]);
-              if (open.size === 0) done.resolve(undefined);
-            }
           },
         })
         .catch(done.reject);
@@ -145,6 +157,9 @@ export class KafkaStateChangelog implements StateChangelog {
         svcId: decoded.svcId,
         outcome: decoded.outcome,
         bestCandidate: decoded.bestCandidate,
+        record: decoded.record,
+        matchedAt: decoded.matchedAt,
+        source: decoded.source ?? null,
       },
     };
   }

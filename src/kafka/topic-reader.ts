@@ -1,7 +1,26 @@
 // Reads a (compacted) topic from the beginning up to the end offsets it had when the
 // read began: how the storage index and the bulk ledger are rebuilt at start.
 import { randomUUID } from 'node:crypto';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
+
+/**
+ * A consumer in a throw-away group (never a member of the pipeline's group) that reads one of
+ * the pipeline's own topics from its start. kafkajs's disconnect waits for the fetch under
+ * way, which the broker holds for up to maxWaitTimeInMs when nothing new comes (5 s by
+ * default): a read that reached its end, or a stopping process with its followers, sat out
+ * those seconds for each such consumer (SIGTERM to exit: about 7 s with nothing in flight).
+ */
+export function replayConsumer(
+  kafka: Kafka,
+  purpose: string,
+  config: Partial<ConsumerConfig> = {},
+): Consumer {
+  return kafka.consumer({
+    groupId: `partner-enrich-${purpose}-${randomUUID()}`,
+    maxWaitTimeInMs: 500,
+    ...config,
+  });
+}
 
 export async function readTopicToEnd(
   kafka: Kafka,
@@ -19,14 +38,23 @@ export async function readTopicToEnd(
     await admin.disconnect();
   }
   if (ends.size === 0) return 0;
-  // A throw-away group: the read is a replay, never a member of the pipeline's group.
-  const consumer = kafka.consumer({ groupId: `partner-enrich-replay-${randomUUID()}` });
+  const consumer = replayConsumer(kafka, 'replay');
   let count = 0;
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
       const remaining = new Set(ends.keys());
+      const reached = (partition: number, lastOffset: string) => {
+        if (BigInt(lastOffset) + 1n >= (ends.get(partition) ?? 0n)) remaining.delete(partition);
+        if (remaining.size === 0) resolve();
+      };
+      // A topic written in transactions can end with a fetch of markers alone, which never
+      // reaches eachBatch: it counts as read.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        if (payload.batchSize === 0 && ends.has(payload.partition))
+          reached(payload.partition, payload.lastOffset);
+      });
       consumer
         .run({
           autoCommit: false,
@@ -39,8 +67,7 @@ export async function readTopicToEnd(
               count += 1;
               resolveOffset(message.offset);
             }
-            if (BigInt(batch.lastOffset()) + 1n >= end) remaining.delete(batch.partition);
-            if (remaining.size === 0) resolve();
+            reached(batch.partition, batch.lastOffset());
           },
         })
         .catch(reject);

@@ -14,13 +14,16 @@ export const CHANNEL_NAMES = {
   retry: 'partner-enrich:retry',
   lag: 'partner-enrich:lag',
   state: 'partner-enrich:state',
+  rerun: 'partner-enrich:rerun',
 } as const;
 
 /** Counts, so that a batch of records is one event rather than one per record. */
 export type RecordsEvent =
   | { type: 'in'; source: RecordSource; count: number }
   | { type: 'out'; outcome: RecordOutcome; count: number }
-  | { type: 'dead-letter'; reason: string; count: number };
+  | { type: 'dead-letter'; reason: string; count: number }
+  /** Read again with their outputs written already (not committed): finished without writing. */
+  | { type: 'redelivered'; count: number };
 
 export type BulkEvent =
   | { type: 'submitted'; bulkId: string; tasks: number }
@@ -64,6 +67,26 @@ export interface StateEvent {
   seconds: number;
 }
 
+export const RERUN_RESULTS = ['changed', 'unchanged', 'failed', 'superseded'] as const;
+export type RerunResult = (typeof RERUN_RESULTS)[number];
+
+/**
+ * A rerun's work on this replica: `chunk` after a chunk of a partition's share is recorded
+ * (its partners by result, the share's partners read so far of its total, whether it is
+ * done); `quota` when quota was consumed for a rerun's bulk.
+ */
+export type RerunEvent =
+  | {
+      type: 'chunk';
+      jobId: string;
+      partition: number;
+      results: Record<RerunResult, number>;
+      read: number;
+      total: number;
+      done: boolean;
+    }
+  | { type: 'quota'; tasks: number };
+
 export interface EventChannel<Event> {
   readonly name: string;
   /** Check before building an expensive event. */
@@ -102,4 +125,5 @@ export const pipelineEvents = {
   retry: eventChannel<RetryEvent>(CHANNEL_NAMES.retry),
   lag: eventChannel<LagEvent>(CHANNEL_NAMES.lag),
   state: eventChannel<StateEvent>(CHANNEL_NAMES.state),
+  rerun: eventChannel<RerunEvent>(CHANNEL_NAMES.rerun),
 } as const;

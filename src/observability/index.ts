@@ -31,3 +31,4 @@ export {
   type HealthServerOptions,
   type Readiness,
 } from './health-server.ts';
+export { startTracing, SPAN_KINDS, TRACER_NAME, type SpanName } from './tracing.ts';

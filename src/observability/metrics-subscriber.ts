@@ -1,6 +1,6 @@
 // Feeds the metrics from the pipeline's diagnostics channels, so that the pipeline
 // publishes what happened and never touches a metric itself.
-import { pipelineEvents } from './events.ts';
+import { pipelineEvents, RERUN_RESULTS } from './events.ts';
 import type { IntakePauseReason, Metrics } from './metrics.ts';
 
 /**
@@ -19,6 +19,7 @@ export function subscribeMetrics(metrics: Metrics): () => void {
       const count = countable(event.count);
       if (event.type === 'in') metrics.recordsIn.inc({ source: event.source }, count);
       else if (event.type === 'out') metrics.recordsOut.inc({ outcome: event.outcome }, count);
+      else if (event.type === 'redelivered') metrics.recordsRedelivered.inc(count);
       else metrics.deadLetters.inc({ reason: event.reason }, count);
     }),
     pipelineEvents.bulk.subscribe((event) => {
@@ -56,6 +57,14 @@ export function subscribeMetrics(metrics: Metrics): () => void {
       metrics.stateRestoreRecords.inc(labels, countable(event.records));
       metrics.stateRestoreSeconds.set(labels, countable(event.seconds));
       metrics.stateRestoring.set(labels, event.type === 'restored' ? 0 : 1);
+    }),
+    pipelineEvents.rerun.subscribe((event) => {
+      if (event.type === 'quota') return metrics.rerunQuotaConsumed.inc(countable(event.tasks));
+      for (const result of RERUN_RESULTS) metrics.rerunPartners.inc({ result }, event.results[result]);
+      const labels = { rerun: event.jobId, partition: String(event.partition) };
+      // A finished share leaves no series behind: nightly reruns would pile them up.
+      if (event.done) metrics.rerunProgress.remove(labels);
+      else metrics.rerunProgress.set(labels, event.total > 0 ? Math.min(1, event.read / event.total) : 0);
     }),
     pipelineEvents.lag.subscribe((event) => {
       metrics.consumerLag.set({ topic: event.topic, partition: String(event.partition) }, event.lag);

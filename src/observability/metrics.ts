@@ -3,6 +3,7 @@
 // Label values are closed lists or codes chosen by the pipeline (error codes, operation
 // names, topic names): never URLs, headers, record content or anything a user typed.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { RERUN_RESULTS } from './events.ts';
 
 export const METRIC_PREFIX = 'partner_enrich_';
 
@@ -22,6 +23,7 @@ export interface Metrics {
   registry: Registry;
   recordsIn: Counter<'source'>;
   recordsOut: Counter<'outcome'>;
+  recordsRedelivered: Counter;
   deadLetters: Counter<'reason'>;
   /** From a bulk's submission to its last result page. */
   bulkLatency: Histogram;
@@ -49,8 +51,17 @@ export interface Metrics {
   statePartners: Gauge;
   /** Where the state gauges read from, set once the state exists. */
   readState(read: () => { bytes: number; partners: number }): void;
+  /** 1 while the process is ready (what /readyz answers 200 for), else 0. */
+  ready: Gauge;
+  readReady(read: () => boolean): void;
   httpRequests: Counter<'operation' | 'status'>;
   retries: Counter<'reason'>;
+  /** Stored partners a rerun finished on this replica, by result. */
+  rerunPartners: Counter<'result'>;
+  /** Part (0..1) of a running rerun's share of a partition done on this replica; gone once done. */
+  rerunProgress: Gauge<'rerun' | 'partition'>;
+  /** Tasks consumed from the quota for reruns (part of quota_consumed_total). */
+  rerunQuotaConsumed: Counter;
 }
 
 export function createMetrics(): Metrics {
@@ -65,10 +76,15 @@ export function createMetrics(): Metrics {
 
   let readInFlight = () => 0;
   let readState = () => ({ bytes: 0, partners: 0 });
+  let readReady = () => false;
   const metrics: Metrics = {
     registry,
     recordsIn: counter('records_in_total', 'Records read from the source.', ['source']),
     recordsOut: counter('records_out_total', 'Records written, by outcome.', ['outcome']),
+    recordsRedelivered: counter(
+      'records_redelivered_total',
+      'Records read again (after a rebalance or a restart) whose outputs were written already: finished without writing them twice.',
+    ),
     deadLetters: counter('dead_letters_total', 'Records sent to the dead-letter topic, by reason.', [
       'reason',
     ]),
@@ -128,17 +144,39 @@ export function createMetrics(): Metrics {
       },
     }),
     readState: (read) => void (readState = read),
+    ready: new Gauge({
+      name: `${METRIC_PREFIX}ready`,
+      help: '1 while the replica is ready (/readyz answers 200), else 0: alerting without the orchestrator.',
+      registers,
+      collect() {
+        this.set(readReady() ? 1 : 0);
+      },
+    }),
+    readReady: (read) => void (readReady = read),
     httpRequests: counter(
       'http_requests_total',
       'HTTP requests to the reference data service, by operation and status.',
       ['operation', 'status'],
     ),
     retries: counter('retries_total', 'Retried operations, by reason.', ['reason']),
+    rerunPartners: counter('rerun_partners_total', 'Stored partners a rerun finished, by result.', [
+      'result',
+    ]),
+    rerunProgress: gauge(
+      'rerun_progress_ratio',
+      "Part of a running rerun's share of an input partition done on this replica.",
+      ['rerun', 'partition'],
+    ),
+    rerunQuotaConsumed: counter(
+      'rerun_quota_consumed_total',
+      'Tasks consumed from the quota for reruns (included in quota_consumed_total).',
+    ),
   };
 
   // Known label values start at 0, so that rate() and absent() work before the first event.
   for (const source of RECORD_SOURCES) metrics.recordsIn.labels(source).inc(0);
   for (const outcome of RECORD_OUTCOMES) metrics.recordsOut.labels(outcome).inc(0);
   for (const reason of INTAKE_PAUSE_REASONS) metrics.intakePauses.labels(reason).inc(0);
+  for (const result of RERUN_RESULTS) metrics.rerunPartners.labels(result).inc(0);
   return metrics;
 }

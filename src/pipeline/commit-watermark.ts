@@ -83,12 +83,12 @@ export class CommitWatermark {
 
   /** Whether records of the partition are tracked here (it was not forgotten). */
   has(partition: PartitionRef): boolean {
-    return this.#partitions.has(positionKey({ ...partition, offset: 0 }));
+    return this.#partitions.has(positionKey(partition));
   }
 
   /** Forgets a partition that was revoked; its records may no longer be committed here. */
   forget(partition: PartitionRef): void {
-    this.#partitions.delete(positionKey({ ...partition, offset: 0 }));
+    this.#partitions.delete(positionKey(partition));
   }
 
   committed(): Committable[] {

@@ -4,9 +4,17 @@
 // tried again at the next interval; the records behind it are safe either way, since an
 // uncommitted record is only read again. Once committed, the bulks whose records are all
 // behind the committed positions are released from the ledger.
+//
+// Exactly-once: each partition whose position moved commits one transaction with its
+// staged outputs below the position and the position itself; only then does the partner
+// state store the writes of those outputs. A fenced transaction (the partition has a newer
+// owner) hands the partition back as revoked; any other failed transaction is fatal, since
+// its outputs cannot be sent apart from their position and must not be sent twice.
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
+import { isPartnerEnrichError } from '../errors.ts';
 import { CommitWatermark, type Committable } from './commit-watermark.ts';
+import type { Transactional } from './output-writer.ts';
 import type { PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
 import { positionKey, type SourcePosition } from './records.ts';
 
@@ -15,9 +23,16 @@ export interface CommitterParts {
   ledger: BulkLedger;
   runner: BulkRunner;
   observer: PipelineObserver;
+  /** Exactly-once: outputs staged per partition, and what to do when a transaction cannot be. */
+  transactional?: Transactional & {
+    /** The partition's producer was fenced: the partition is no longer this member's. */
+    fenced(partition: PartitionRef, error: Error): void;
+    /** Any other failed transaction: the pipeline cannot go on. */
+    fail(error: Error): void;
+  };
 }
 
-const keyOf = (partition: PartitionRef): string => positionKey({ ...partition, offset: 0 });
+const keyOf = (partition: PartitionRef): string => positionKey(partition);
 
 export class Committer {
   readonly watermark = new CommitWatermark();
@@ -30,6 +45,8 @@ export class Committer {
   #timer: NodeJS.Timeout | undefined;
   #releaseDue = false;
   #flushing: Promise<void> = Promise.resolve();
+  /** Revocations per partition: a transaction ended after one no longer speaks for the partition. */
+  readonly #revocations = new Map<string, number>();
 
   constructor(parts: CommitterParts, intervalMs: number) {
     this.#parts = parts;
@@ -50,6 +67,12 @@ export class Committer {
     this.watermark.forget(partition);
     this.#pending.delete(keyOf(partition));
     this.#committed.delete(keyOf(partition));
+    this.#revocations.set(keyOf(partition), (this.#revocations.get(keyOf(partition)) ?? 0) + 1);
+  }
+
+  /** Resolves when the commits under way (and their transactions) have ended. */
+  settled(): Promise<void> {
+    return this.#flushing;
   }
 
   /** Commits what is pending now; never rejects. */
@@ -72,7 +95,15 @@ export class Committer {
   async #flush(): Promise<void> {
     const positions = [...this.#pending.values()];
     this.#pending = new Map();
-    if (positions.length > 0) {
+    const { transactional } = this.#parts;
+    if (transactional) {
+      const committed = await Promise.all(positions.map((p) => this.#transaction(transactional, p)));
+      const done = positions.filter((_, i) => committed[i]);
+      if (done.length > 0) {
+        this.#releaseDue = true;
+        this.#parts.observer.committed?.(done);
+      }
+    } else if (positions.length > 0) {
       try {
         await this.#parts.source.commit(positions);
         for (const p of positions) this.#committed.set(keyOf(p), p);
@@ -90,6 +121,31 @@ export class Committer {
       }
     }
     if (this.#releaseDue) await this.#release();
+  }
+
+  /** One partition's transaction; resolves whether it committed, never rejects. */
+  async #transaction(
+    transactional: NonNullable<CommitterParts['transactional']>,
+    position: Committable,
+  ): Promise<boolean> {
+    const key = keyOf(position);
+    const revocations = this.#revocations.get(key) ?? 0;
+    const outputs = transactional.staging.take(position, position.offset);
+    try {
+      await transactional.outputs.commit(position, outputs, position);
+    } catch (error) {
+      if (isPartnerEnrichError(error) && error.code === 'TRANSACTION_FENCED') {
+        // Not ours any more (or ours under a newer assignment): its new owner processes it again.
+        if ((this.#revocations.get(key) ?? 0) === revocations) transactional.fenced(position, error);
+      } else transactional.fail(error as Error);
+      return false;
+    }
+    // Revoked meanwhile: the outputs and the position are committed all the same, but the
+    // state the partition holds now (if any) belongs to a newer assignment.
+    if ((this.#revocations.get(key) ?? 0) !== revocations) return false;
+    transactional.state.applyStaged(position, position.offset);
+    this.#committed.set(key, position);
+    return true;
   }
 
   async #release(): Promise<void> {

@@ -13,6 +13,7 @@ export function eventObserver(source: RecordSource): PipelineObserver {
         outcome: (reused ? 'SKIPPED_UNCHANGED' : outcome) as RecordOutcome,
         count: 1,
       }),
+    redelivered: (count) => pipelineEvents.records.publish({ type: 'redelivered', count }),
     deadLetter: (stage, code) =>
       pipelineEvents.records.publish({ type: 'dead-letter', reason: `${stage}/${code}`, count: 1 }),
     bulkSubmitted: (tasks) => pipelineEvents.bulk.publish({ type: 'submitted', bulkId: '', tasks }),

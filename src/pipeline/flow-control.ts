@@ -29,7 +29,7 @@ export class FlowControl {
 
   assigned(partitions: PartitionRef[]): void {
     for (const ref of partitions) {
-      const key = positionKey({ ...ref, offset: 0 });
+      const key = positionKey(ref);
       // Unknown state on purpose: the first apply tells the source either way, whatever it
       // remembers from an earlier assignment.
       if (!this.#partitions.has(key)) this.#partitions.set(key, { ref, reasons: new Set() });
@@ -38,7 +38,7 @@ export class FlowControl {
   }
 
   revoked(partitions: PartitionRef[]): void {
-    for (const ref of partitions) this.#partitions.delete(positionKey({ ...ref, offset: 0 }));
+    for (const ref of partitions) this.#partitions.delete(positionKey(ref));
   }
 
   pause(reason: PauseReason, partition?: PartitionRef): void {
@@ -57,7 +57,7 @@ export class FlowControl {
   }
 
   #slot(partition: PartitionRef) {
-    return this.#partitions.get(positionKey({ ...partition, offset: 0 }));
+    return this.#partitions.get(positionKey(partition));
   }
 
   #apply(): void {

@@ -3,7 +3,6 @@
 // result on as work. Each partition has its own chain, so a partition whose records wait
 // for the schema registry pauses alone while the others go on (and the consumer keeps
 // heartbeating: offering never waits).
-import { randomUUID } from 'node:crypto';
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import { MappingError } from '../mapping/errors.ts';
 import { contentHash, type JsonRecord } from '../mapping/lookup-task.ts';
@@ -16,7 +15,7 @@ import type { FlowControl } from './flow-control.ts';
 import type { FailureStage } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
 import type { PartitionRef, PipelineObserver } from './ports.ts';
-import { positionKey, type InputRecord, type PartnerWork } from './records.ts';
+import { nextWorkId, positionKey, type InputRecord, type PartnerWork } from './records.ts';
 
 export interface IntakeOptions {
   maxInFlightRecords: number;
@@ -43,7 +42,11 @@ export interface IntakeParts {
 interface PartitionIntake {
   ref: PartitionRef;
   epoch: number;
+  /** Its state is restored: records may be admitted. */
+  restored: boolean;
   chain: Promise<void>;
+  /** Records whose admission waits in `chain`: while there are any, the next one waits behind them. */
+  queued: number;
   /** Records taken and not yet finished. */
   inFlight: number;
   waitingForRegistry: boolean;
@@ -82,11 +85,21 @@ export class Intake {
   assign(ref: PartitionRef, epoch: number, ready: Promise<void>): void {
     const { flow } = this.#parts;
     flow.pause('restoring', ref);
-    const chain = ready.then(
-      () => flow.resume('restoring', ref),
-      () => flow.resume('restoring', ref),
-    );
-    this.#partitions.set(keyOf(ref), { ref, epoch, chain, inFlight: 0, waitingForRegistry: false });
+    const intake: PartitionIntake = {
+      ref,
+      epoch,
+      restored: false,
+      chain: Promise.resolve(),
+      queued: 0,
+      inFlight: 0,
+      waitingForRegistry: false,
+    };
+    const restored = () => {
+      intake.restored = true;
+      flow.resume('restoring', ref);
+    };
+    intake.chain = ready.then(restored, restored);
+    this.#partitions.set(keyOf(ref), intake);
   }
 
   /** A partition is no longer ours: its records in flight are forgotten (they are read again by its new owner). */
@@ -113,7 +126,25 @@ export class Intake {
     this.#parts.observer.recordIn?.();
     if (this.#inFlight >= this.#options.maxInFlightRecords) this.#parts.flow.pause('backpressure');
     const { epoch } = intake;
-    intake.chain = intake.chain.then(() => this.#admit(input, intake, epoch));
+    // Most records are admitted here and now (decoded without waiting for the registry): a
+    // promise per record cost more than decoding it. The rest keep their partition's order
+    // behind those waiting.
+    if (intake.restored && intake.queued === 0) {
+      try {
+        if (this.#admitNow(input, intake, epoch)) return true;
+      } catch (error) {
+        this.#parts.fail(error as Error);
+        return true;
+      }
+    }
+    intake.queued += 1;
+    intake.chain = intake.chain.then(async () => {
+      try {
+        await this.#admit(input, intake, epoch);
+      } finally {
+        intake.queued -= 1;
+      }
+    });
     return true;
   }
 
@@ -151,14 +182,7 @@ export class Intake {
 
   async #admit(input: InputRecord, intake: PartitionIntake, epoch: number): Promise<void> {
     if (!this.#current(intake, epoch)) return;
-    const partnerId = input.key?.toString('utf8') ?? '';
-    if (input.value === null) {
-      if (!partnerId) {
-        const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
-        return this.#parts.reject(input, 'mapping', error, epoch);
-      }
-      return this.#parts.schedule(work(partnerId, 'delete', input, epoch));
-    }
+    if (input.value === null) return this.#tombstone(input, epoch);
     let partner: PartnerRecord;
     try {
       partner = await this.#decode(input.value, intake, epoch);
@@ -167,6 +191,40 @@ export class Intake {
       return this.#reject(input, 'decode', error, epoch);
     }
     if (!this.#current(intake, epoch)) return;
+    this.#accept(input, partner, epoch);
+  }
+
+  /** Admits the record without waiting, if nothing has to be waited for (false: it must be awaited). */
+  #admitNow(input: InputRecord, intake: PartitionIntake, epoch: number): boolean {
+    const { decoder } = this.#parts;
+    if (!decoder.decodeNow) return false;
+    if (!this.#current(intake, epoch)) return true;
+    if (input.value === null) {
+      this.#tombstone(input, epoch);
+      return true;
+    }
+    let partner: PartnerRecord | undefined;
+    try {
+      partner = decoder.decodeNow(input.value);
+    } catch (error) {
+      this.#reject(input, 'decode', error, epoch);
+      return true;
+    }
+    if (!partner) return false;
+    this.#accept(input, partner, epoch);
+    return true;
+  }
+
+  #tombstone(input: InputRecord, epoch: number): void {
+    const partnerId = input.key?.toString('utf8') ?? '';
+    if (!partnerId) {
+      const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
+      return this.#parts.reject(input, 'mapping', error, epoch);
+    }
+    this.#parts.schedule(work(partnerId, 'delete', input, epoch));
+  }
+
+  #accept(input: InputRecord, partner: PartnerRecord, epoch: number): void {
     let jsonRecord: JsonRecord;
     try {
       jsonRecord = this.#parts.toTask(partner);
@@ -216,7 +274,7 @@ export class Intake {
   }
 }
 
-const keyOf = (ref: PartitionRef): string => positionKey({ ...ref, offset: 0 });
+const keyOf = (ref: PartitionRef): string => positionKey(ref);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function work(
@@ -227,7 +285,7 @@ function work(
   partner?: PartnerRecord,
 ): PartnerWork {
   return {
-    id: randomUUID(),
+    id: nextWorkId(),
     partnerId,
     kind,
     records: [partner ? { input, partner } : { input }],

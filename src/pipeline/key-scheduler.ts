@@ -2,7 +2,9 @@
 // a time, so its outputs come out in input order. A newer version that arrives while
 // the older one still waits in the batcher replaces it there (one lookup, one quota
 // unit for both); one that arrives after the older was submitted waits, and further
-// versions coalesce into it.
+// versions coalesce into it. A rerun's copy of a stored partner that still waits is
+// replaced by live work for the partner the same way: the live record's lookup gives the
+// partner's new state, and the rerun counts the partner as superseded.
 import type { PartnerWork } from './records.ts';
 
 interface KeySlot {
@@ -28,9 +30,23 @@ export class KeyScheduler {
     return this.#slots.size;
   }
 
+  /** Whether work of this partner is under way or waiting. */
+  busy(partnerId: string): boolean {
+    return this.#slots.has(partnerId);
+  }
+
   offer(work: PartnerWork): void {
     const slot = this.#slots.get(work.partnerId);
     if (!slot) {
+      this.#slots.set(work.partnerId, { active: work });
+      this.#dispatch(work);
+      return;
+    }
+    const { rerun } = slot.active;
+    if (rerun && slot.active.state === 'queued') {
+      // The rerun's copy leaves its bulk before it is paid for; the live work goes its own way.
+      slot.active.superseded = true;
+      rerun.settle({ kind: 'superseded' });
       this.#slots.set(work.partnerId, { active: work });
       this.#dispatch(work);
       return;

@@ -19,9 +19,11 @@ import { PipelineError, isFatal, isServiceFault } from './errors.ts';
 import { KeyScheduler } from './key-scheduler.ts';
 import type { OutputWriter } from './output-writer.ts';
 import {
+  alreadyWritten,
   deadLetter,
   deleteOutputs,
   failedOutputs,
+  matchChange,
   matchedOutputs,
   reusedOutputs,
   type EmitContext,
@@ -29,7 +31,9 @@ import {
 } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
 import type { PipelineObserver } from './ports.ts';
-import type { PartnerWork, SubmittedTask } from './records.ts';
+import { partitionOf, type PartnerWork, type RerunOutcome, type SubmittedTask } from './records.ts';
+import type { RerunQuota } from '../quota/rerun-quota.ts';
+import { traceBulkLookup } from '../observability/tracing.ts';
 
 export interface LookupOptions {
   maxTasks: number;
@@ -46,6 +50,8 @@ export interface LookupParts {
   runner: BulkRunner;
   ledger: BulkLedger;
   quota?: QuotaGate;
+  /** The part of the quota reruns may take; without it reruns consume through `quota` like live work. */
+  rerunQuota?: RerunQuota;
   /** Latest stored state per partner, per input partition. */
   state: PartnerState;
   ownership: Ownership;
@@ -70,14 +76,15 @@ const ledgerTask = (work: PartnerWork): LedgerTask => ({
   positions: work.records.map((r) => r.input.position),
 });
 
-const partitionOf = (work: PartnerWork) => (work.records[0] as PartnerWork['records'][number]).input.position;
-
 export class LookupCoordinator {
   readonly #parts: LookupParts;
   readonly #options: LookupOptions;
   readonly #scheduler: KeyScheduler;
   readonly #batcher: Batcher;
+  /** Reruns' work goes in bulks of its own, paid under the rerun's share of the quota. */
+  readonly #rerunBatcher: Batcher;
   readonly #bulkLimit: ReturnType<typeof pLimit>;
+  readonly #rerunBulkLimit: ReturnType<typeof pLimit>;
   readonly #retryTimers = new Set<NodeJS.Timeout>();
   readonly #submissions = new Set<Promise<unknown>>();
   /** Submissions this process works on now, and the member ids it wrote intents under. */
@@ -92,11 +99,15 @@ export class LookupCoordinator {
     this.#options = options;
     this.#scheduler = new KeyScheduler((work) => this.#dispatch(work));
     this.#bulkLimit = pLimit(options.maxConcurrentBulks);
-    this.#batcher = new Batcher(options, (batch) => {
-      const lookup = this.#bulkLimit(() => this.#lookup(batch));
-      this.#submissions.add(lookup);
-      void lookup.finally(() => this.#submissions.delete(lookup));
-    });
+    this.#rerunBulkLimit = pLimit(options.maxConcurrentBulks);
+    const batcher = (limit: ReturnType<typeof pLimit>) =>
+      new Batcher(options, (batch) => {
+        const lookup = limit(() => traceBulkLookup(batch, () => this.#lookup(batch)));
+        this.#submissions.add(lookup);
+        void lookup.finally(() => this.#submissions.delete(lookup));
+      });
+    this.#batcher = batcher(this.#bulkLimit);
+    this.#rerunBatcher = batcher(this.#rerunBulkLimit);
   }
 
   get coalesced(): number {
@@ -108,9 +119,22 @@ export class LookupCoordinator {
     this.#scheduler.offer(work);
   }
 
+  /**
+   * Takes a rerun's work for a stored partner. Live work comes first: a partner with live
+   * work under way is not looked up by the rerun (that work gives its new state), and live
+   * work arriving while the rerun's copy waits in its bulk replaces it (see KeyScheduler).
+   */
+  scheduleRerun(work: PartnerWork): void {
+    const rerun = work.rerun as NonNullable<PartnerWork['rerun']>;
+    if (!this.#owned(work)) return rerun.settle({ kind: 'dropped' });
+    if (this.#scheduler.busy(work.partnerId)) return rerun.settle({ kind: 'superseded' });
+    this.#scheduler.offer(work);
+  }
+
   /** Sends the partly filled bulk now, and what arrives after it without waiting (draining, stopping). */
   drain(): void {
     this.#batcher.drain();
+    this.#rerunBatcher.drain();
   }
 
   /** The group is rebalancing: bulks not yet paid for wait until release(). */
@@ -134,29 +158,42 @@ export class LookupCoordinator {
     this.release();
     this.#parts.quota?.close();
     this.#batcher.close();
+    this.#rerunBatcher.close();
     for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#parts.runner.close();
     await Promise.allSettled([...this.#submissions]);
   }
 
+  /** Whether the work is still this member's to do: its partition not revoked, not superseded. */
   #owned(work: PartnerWork): boolean {
-    return this.#parts.ownership.owns(partitionOf(work), work.epoch);
+    return !work.superseded && this.#parts.ownership.owns(partitionOf(work), work.epoch);
   }
 
-  #finish(work: PartnerWork): void {
+  #finish(work: PartnerWork, rerunOutcome?: RerunOutcome): void {
     if (!this.#owned(work)) return;
-    this.#parts.finished(work);
+    if (work.rerun) work.rerun.settle(rerunOutcome ?? { kind: 'dropped' });
+    else this.#parts.finished(work);
     this.#scheduler.complete(work.partnerId);
   }
 
-  #write(work: PartnerWork, messages: Parameters<OutputWriter['write']>[0], then: () => void = () => {}) {
+  /** Lookup work waits for its bulk: live and rerun work in bulks of their own. */
+  #queue(work: PartnerWork): void {
+    (work.rerun ? this.#rerunBatcher : this.#batcher).add(work);
+  }
+
+  #write(
+    work: PartnerWork,
+    messages: Parameters<OutputWriter['write']>[0],
+    then: () => void = () => {},
+    rerunOutcome?: RerunOutcome,
+  ) {
     if (this.#stopped || !this.#owned(work)) return;
     this.#parts.writer.write(
       messages,
       work.records.map((r) => r.input),
       () => {
         then();
-        this.#finish(work);
+        this.#finish(work, rerunOutcome);
       },
     );
   }
@@ -180,12 +217,17 @@ export class LookupCoordinator {
         state.delete(partition, work.partnerId),
       );
     }
+    if (alreadyWritten(work, previous)) {
+      observer.redelivered?.(work.records.length);
+      return this.#finish(work);
+    }
     if (work.resumeFrom) {
       void this.#resume(work, work.resumeFrom);
       return;
     }
     if (
       this.#options.skipUnchanged &&
+      !work.rerun &&
       previous &&
       previous.hash === work.hash &&
       previous.outcome !== 'FAILED'
@@ -193,7 +235,7 @@ export class LookupCoordinator {
       for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
       return this.#write(work, reusedOutputs(work, previous, context));
     }
-    this.#batcher.add(work);
+    this.#queue(work);
   }
 
   async #lookup(batch: PartnerWork[]): Promise<void> {
@@ -263,7 +305,14 @@ export class LookupCoordinator {
       try {
         const unpaid = () =>
           (works = works.filter((work) => this.#owned(work))).filter((w) => !w.prepaid).length;
-        granted = quota ? await quota.acquire(unpaid) : unpaid();
+        const rerun = works[0]?.rerun;
+        const { rerunQuota } = this.#parts;
+        granted =
+          rerun && rerunQuota
+            ? await rerunQuota.acquire(unpaid, rerun.quotaShare)
+            : quota
+              ? await quota.acquire(unpaid)
+              : unpaid();
       } catch (error) {
         await ledger.abandon(submissionId).catch(() => {});
         throw error;
@@ -318,7 +367,7 @@ export class LookupCoordinator {
   #cutToGranted(works: PartnerWork[], granted: number): PartnerWork[] {
     const prepaid = works.filter((work) => work.prepaid);
     const unpaid = works.filter((work) => !work.prepaid);
-    for (const work of unpaid.slice(granted)) this.#batcher.add(work);
+    for (const work of unpaid.slice(granted)) this.#queue(work);
     return [...prepaid, ...unpaid.slice(0, granted)];
   }
 
@@ -396,7 +445,7 @@ export class LookupCoordinator {
         // The service no longer knows the bulk (it was restarted, or the bulk expired): the
         // one lookup that costs again, counted.
         this.#parts.observer.resumedBulkGone?.(work.records.length);
-        if (this.#owned(work)) this.#batcher.add(work);
+        if (this.#owned(work)) this.#queue(work);
         return;
       }
       const again = failure.code === 'BULK_FAILED' ? undefined : { ...submitted, bulkId };
@@ -434,8 +483,23 @@ export class LookupCoordinator {
       this.#options.thresholds,
       context,
     );
-    for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
-    this.#write(work, messages, () => state.set(partition, work.partnerId, stored));
+    const { rerun } = work;
+    if (!rerun) {
+      for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
+      return this.#write(work, messages, () => state.set(partition, work.partnerId, stored));
+    }
+    const change = matchChange(rerun.previous, stored);
+    const outcome: RerunOutcome = change
+      ? { kind: 'changed', change, outcome: stored.outcome }
+      : { kind: 'unchanged', outcome: stored.outcome };
+    this.#write(
+      work,
+      messages,
+      () => {
+        if (!rerun.dryRun) state.set(partition, work.partnerId, stored);
+      },
+      outcome,
+    );
   }
 
   /**
@@ -459,7 +523,7 @@ export class LookupCoordinator {
         this.#retryTimers.delete(timer);
         if (!this.#owned(work)) return;
         if (created) void this.#resume(work, created);
-        else this.#batcher.add(work);
+        else this.#queue(work);
       },
       backoffDelay(Math.max(1, work.attempts), this.#options.retry),
     );
@@ -467,6 +531,14 @@ export class LookupCoordinator {
   }
 
   #failForGood(work: PartnerWork, error: PartnerEnrichError): void {
+    if (work.rerun) {
+      // The stored state stays; the rerun reports the failure, no record is dead-lettered.
+      const reason = `${error.code}: ${error.message}`;
+      return this.#write(work, failedOutputs(work, error, this.#parts.context), () => {}, {
+        kind: 'failed',
+        reason,
+      });
+    }
     for (const _ of work.records) {
       this.#parts.observer.recordOut?.('FAILED', false);
       this.#parts.observer.deadLetter?.('lookup', error.code);

@@ -2,12 +2,25 @@
 // count as finished. An output that can never fit the topic (too large for the broker)
 // becomes a dead letter with its reason instead of blocking its partition; any other
 // failure to write is fatal: nothing is committed, the records are read again after a
-// restart.
+// restart. Exactly-once: outputs of input records are checked and staged for their
+// partition's next transaction instead, and the work is finished once staged; reruns'
+// outputs (no input offset to commit them with) are still written at once.
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import { PipelineError } from './errors.ts';
 import { deadLetter, withoutValue, type OutputMessage } from './outputs.ts';
-import type { OutputSink, PipelineObserver } from './ports.ts';
+import type { PartnerState } from '../state/partner-state.ts';
+import type { OutputStaging } from './output-staging.ts';
+import type { OutputSink, PartitionRef, PipelineObserver, TransactionalOutputs } from './ports.ts';
 import type { InputRecord } from './records.ts';
+import { isRerunTopic } from './rerun-work.ts';
+import { traceProduce } from '../observability/tracing.ts';
+
+/** Exactly-once: where outputs of input records wait for their transaction, and the state they stage. */
+export interface Transactional {
+  outputs: TransactionalOutputs;
+  staging: OutputStaging;
+  state: PartnerState;
+}
 
 /** The sink's code for one output that exceeds the topic's size limit. */
 const OUTPUT_TOO_LARGE = 'OUTPUT_TOO_LARGE';
@@ -18,17 +31,22 @@ export class OutputWriter {
   readonly #fatal: (error: PipelineError) => void;
   readonly #now: () => number;
   readonly #writes = new Set<Promise<void>>();
+  readonly #transactional: Transactional | undefined;
+  /** Writes of input records' outputs held while the group rebalances (see hold()). */
+  #held: { messages: OutputMessage[]; inputs: InputRecord[]; then: () => void }[] | undefined;
 
   constructor(
     sink: OutputSink,
     observer: PipelineObserver,
     fatal: (error: PipelineError) => void,
     now: () => number,
+    transactional?: Transactional,
   ) {
     this.#sink = sink;
     this.#observer = observer;
     this.#fatal = fatal;
     this.#now = now;
+    this.#transactional = transactional;
   }
 
   /**
@@ -36,6 +54,28 @@ export class OutputWriter {
    * durable. Never rejects: a failure is routed to the fatal handler.
    */
   write(messages: OutputMessage[], inputs: InputRecord[], then: () => void): void {
+    traceProduce(messages, inputs, (durable) =>
+      this.#deliver(messages, inputs, () => {
+        durable();
+        then();
+      }),
+    );
+  }
+
+  #deliver(messages: OutputMessage[], inputs: InputRecord[], then: () => void): void {
+    const first = inputs[0];
+    if (this.#transactional && first && !isRerunTopic(first.position.topic)) {
+      try {
+        this.#stage(this.#transactional, messages, inputs, then);
+      } catch (error) {
+        this.#fatal(outputFailed(error));
+      }
+      return;
+    }
+    if (this.#held && first && !isRerunTopic(first.position.topic)) {
+      this.#held.push({ messages, inputs, then });
+      return;
+    }
     const write = this.#write(messages, inputs)
       .then(() => then())
       .catch((error: unknown) => this.#fatal(outputFailed(error)));
@@ -43,9 +83,54 @@ export class OutputWriter {
     void write.finally(() => this.#writes.delete(write));
   }
 
+  /**
+   * The group rebalances: outputs of input records are held until the new assignment is
+   * known. A partition that moves is read again by its new owner from the committed offset:
+   * what its former owner wrote meanwhile would be written twice. (Exactly-once needs no
+   * hold: a fenced transaction's outputs are never visible.)
+   */
+  hold(): void {
+    if (!this.#transactional) this.#held ??= [];
+  }
+
+  /** The assignment is known: held writes of partitions still `owned` go out, the others are dropped. */
+  release(owned: (partition: PartitionRef) => boolean): void {
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const { messages, inputs, then } of held)
+      if (owned((inputs[0] as InputRecord).position)) this.#deliver(messages, inputs, then);
+  }
+
   /** Resolves when every write started so far has ended. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#writes]);
+  }
+
+  /** Staged under the highest offset of the inputs; `then` runs with its state writes staged alike. */
+  #stage(
+    { outputs, staging, state }: Transactional,
+    messages: OutputMessage[],
+    inputs: InputRecord[],
+    then: () => void,
+  ): void {
+    let prepared: unknown[];
+    try {
+      prepared = outputs.prepare(messages);
+    } catch (error) {
+      if (!isTooLarge(error)) throw error;
+      for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
+      const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
+      try {
+        prepared = outputs.prepare(letters);
+      } catch (again) {
+        if (!isTooLarge(again)) throw again;
+        prepared = outputs.prepare(letters.map(withoutValue));
+      }
+    }
+    const { topic, partition } = (inputs[0] as InputRecord).position;
+    const offset = Math.max(...inputs.map((input) => input.position.offset));
+    staging.stage({ topic, partition }, offset, prepared);
+    state.staged({ topic, partition }, offset, then);
   }
 
   async #write(messages: OutputMessage[], inputs: InputRecord[]): Promise<void> {

@@ -3,7 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
-import type { AcceptedRecord, InputRecord, PartnerWork } from './records.ts';
+import type { PartnerRecord } from '../serde/partner-record.ts';
+import type { AcceptedRecord, InputRecord, PartnerWork, RerunChange } from './records.ts';
 
 export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
 export type OutputName = 'matches' | 'events' | 'storage' | 'deadLetters';
@@ -28,12 +29,46 @@ export interface MatchCandidate {
   name: string | null;
 }
 
-/** What the storage knows of a partner: enough to skip unchanged content and to reuse its match. */
+/**
+ * What the storage knows of a partner: enough to skip unchanged content, to reuse its match,
+ * and for a rerun to look it up again (its latest record, mapped anew with the mapping of the
+ * day) and to choose it (by country, source system, last outcome, match time).
+ */
 export interface StoredPartner {
   hash: string;
   svcId: string | null;
   outcome: MatchOutcome;
   bestCandidate: MatchCandidate | null;
+  record: PartnerRecord;
+  /** Epoch milliseconds of the lookup behind the outcome. */
+  matchedAt: number;
+  /** The newest input record whose outputs were written with this state (null: not known). */
+  source: InputIdentity | null;
+}
+
+/** An input record told apart from any other of its partition: by offset and timestamp. */
+export interface InputIdentity {
+  offset: number;
+  timestamp: number;
+}
+
+/**
+ * Whether the work's records had their outputs written already, with the state stored now:
+ * a redelivery (the former owner of the partition, or this process before a crash, wrote them
+ * and did not commit). Its newest record must be the very one the state names, with the same
+ * content; the timestamp guards against a recreated input topic whose offsets start again.
+ */
+export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefined): boolean {
+  const newest = work.records.at(-1)?.input;
+  const source = stored?.source;
+  return (
+    !work.rerun &&
+    newest !== undefined &&
+    source != null &&
+    source.offset === newest.position.offset &&
+    source.timestamp === newest.timestamp &&
+    stored?.hash === work.hash
+  );
 }
 
 export interface Thresholds {
@@ -71,6 +106,7 @@ function matchResult(
     bulkId?: string | null;
     failureReason?: string | null;
     reused?: boolean;
+    rerunId?: string | null;
   },
   context: EmitContext,
 ): OutputMessage {
@@ -88,6 +124,7 @@ function matchResult(
       source: { topic: position.topic, partition: position.partition, offset: position.offset },
       failureReason: fields.failureReason ?? null,
       reused: fields.reused ?? false,
+      rerunId: fields.rerunId ?? null,
       processedAt: context.now(),
     },
   };
@@ -126,8 +163,16 @@ function lifecycle(
   context: EmitContext,
   traceId: string | null,
 ): OutputMessage[] {
-  const type =
-    previous === undefined
+  const { rerun } = work;
+  // A rerun looked up content the storage had: an event says the match changed (or, for a
+  // new downstream, announces every partner), not that the partner did.
+  const type = rerun
+    ? rerun.initialize
+      ? 'BusinessPartnerCreated'
+      : matchChange(rerun.previous, stored)
+        ? 'BusinessPartnerUpdated'
+        : null
+    : previous === undefined
       ? 'BusinessPartnerCreated'
       : previous.hash !== stored.hash
         ? 'BusinessPartnerUpdated'
@@ -145,29 +190,48 @@ function lifecycle(
         storageId: context.storageId,
         occurredAt: context.now(),
         traceId,
-        rerunId: null,
+        rerunId: rerun?.jobId ?? null,
       },
     },
   ];
 }
 
-function storageRecord(work: PartnerWork, stored: StoredPartner, context: EmitContext): OutputMessage {
-  const newest = work.records.at(-1)?.partner;
+/**
+ * How a match changed between two lookups of the same partner, if it did: a MATCH gained
+ * or lost, another svcId for the same outcome, or the outcome crossing a threshold otherwise.
+ */
+export function matchChange(before: StoredPartner, after: StoredPartner): RerunChange | undefined {
+  if (before.outcome === after.outcome) return before.svcId !== after.svcId ? 'svcIdChanged' : undefined;
+  if (after.outcome === 'MATCH') return 'gainedMatch';
+  if (before.outcome === 'MATCH') return 'lostMatch';
+  return 'outcomeChanged';
+}
+
+function storageRecord(work: PartnerWork, stored: StoredPartner): OutputMessage {
   return {
     output: 'storage',
     key: work.partnerId,
     partition: inputPartition(work),
     value: {
       partnerId: work.partnerId,
-      record: newest,
+      record: stored.record,
       contentHash: stored.hash,
       svcId: stored.svcId,
       outcome: stored.outcome,
       bestCandidate: stored.bestCandidate,
-      matchedAt: context.now(),
+      matchedAt: stored.matchedAt,
+      source: stored.source,
     },
   };
 }
+
+const sourceOf = (work: PartnerWork): InputIdentity | null => {
+  const newest = work.records.at(-1)?.input;
+  return newest ? { offset: newest.position.offset, timestamp: newest.timestamp } : null;
+};
+
+/** The partner record the work's task was built from: a lookup's records all carry theirs. */
+const newestPartner = (work: PartnerWork): PartnerRecord => work.records.at(-1)?.partner as PartnerRecord;
 
 const inputPartition = (work: PartnerWork): number =>
   (work.records[0] as PartnerWork['records'][number]).input.position.partition;
@@ -186,22 +250,23 @@ export function matchedOutputs(
   const [first, ...rest] = result.candidates.map(toCandidate);
   const outcome = classify(result.candidates[0], thresholds);
   const best = first ?? null;
-  const golden = result.goldenRecord
-    ? { svcId: result.goldenRecord.svcId, json: JSON.stringify(result.goldenRecord.businessPartner ?? {}) }
-    : null;
+  const golden = result.goldenRecord ?? null;
   const stored: StoredPartner = {
     hash: work.hash as string,
     svcId: outcome === 'MATCH' || outcome === 'MAYBE_MATCH' ? (best?.svcId ?? null) : null,
     outcome,
     bestCandidate: best,
+    record: newestPartner(work),
+    matchedAt: context.now(),
+    // A rerun's lookup was not made for an input record: the live one it replays stays named.
+    source: work.rerun ? (previous?.source ?? null) : sourceOf(work),
   };
+  if (work.rerun?.dryRun) return { messages: [], stored };
+  const rerunId = work.rerun?.jobId ?? null;
   const messages = work.records.map((record) =>
-    matchResult(record, work.partnerId, { outcome, best, others: rest, golden, bulkId }, context),
+    matchResult(record, work.partnerId, { outcome, best, others: rest, golden, bulkId, rerunId }, context),
   );
-  messages.push(
-    ...lifecycle(work, previous, stored, context, traceOf(work)),
-    storageRecord(work, stored, context),
-  );
+  messages.push(...lifecycle(work, previous, stored, context, traceOf(work)), storageRecord(work, stored));
   return { messages, stored };
 }
 
@@ -293,19 +358,31 @@ export function withoutValue(letter: OutputMessage): OutputMessage {
   };
 }
 
-/** Lookups that failed for good: a FAILED result for each record, and each record as a dead letter. */
+/**
+ * Lookups that failed for good: a FAILED result for each record, and each record as a dead
+ * letter. A rerun's lookup has no input bytes to replay and keeps the stored state: its
+ * FAILED result says so.
+ */
 export function failedOutputs(
   work: PartnerWork,
   error: PartnerEnrichError,
   context: EmitContext,
 ): OutputMessage[] {
+  const failureReason = `${error.code}: ${error.message}`;
+  const { rerun } = work;
+  if (rerun) {
+    if (rerun.dryRun) return [];
+    return work.records.map((record) =>
+      matchResult(
+        record,
+        work.partnerId,
+        { outcome: 'FAILED', best: null, failureReason, rerunId: rerun.jobId },
+        context,
+      ),
+    );
+  }
   return work.records.flatMap((record) => [
-    matchResult(
-      record,
-      work.partnerId,
-      { outcome: 'FAILED', best: null, failureReason: `${error.code}: ${error.message}` },
-      context,
-    ),
+    matchResult(record, work.partnerId, { outcome: 'FAILED', best: null, failureReason }, context),
     deadLetter(record.input, 'lookup', error, work.attempts, context.now()),
   ]);
 }

@@ -5,7 +5,7 @@
 import { positionKey } from './records.ts';
 import type { PartitionRef } from './ports.ts';
 
-const keyOf = (partition: PartitionRef): string => positionKey({ ...partition, offset: 0 });
+const keyOf = (partition: PartitionRef): string => positionKey(partition);
 
 export class Ownership {
   readonly #epochs = new Map<string, number>();

@@ -10,6 +10,7 @@ import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
+import type { RerunQuota } from '../quota/rerun-quota.ts';
 import type { BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
@@ -19,11 +20,20 @@ import { PipelineError } from './errors.ts';
 import { FlowControl, type PauseReason } from './flow-control.ts';
 import { Intake } from './intake.ts';
 import { LookupCoordinator } from './lookup-coordinator.ts';
-import { OutputWriter } from './output-writer.ts';
+import { OutputStaging } from './output-staging.ts';
+import { OutputWriter, type Transactional } from './output-writer.ts';
 import { deadLetter, type EmitContext, type FailureStage, type Thresholds } from './outputs.ts';
 import { Ownership } from './ownership.ts';
-import type { OutputSink, PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
-import type { InputRecord } from './records.ts';
+import type {
+  OutputSink,
+  PartitionRef,
+  PipelineObserver,
+  RecordSource,
+  TransactionalOutputs,
+} from './ports.ts';
+import type { InputRecord, RerunOutcome, RerunTask } from './records.ts';
+import { rerunTopic, rerunWork } from './rerun-work.ts';
+import type { StoredPartner } from './outputs.ts';
 
 export interface PipelineOptions {
   maxTasks: number;
@@ -50,8 +60,15 @@ export interface PipelineParts {
   runner: BulkRunner;
   ledger: BulkLedger;
   quota?: QuotaGate;
+  /** Reruns' share of the quota (live first); without it reruns consume like live work. */
+  rerunQuota?: RerunQuota;
   /** Latest stored state per partner, per input partition: restored on assignment, closed on revocation. */
   state: PartnerState;
+  /**
+   * Exactly-once (Kafka): outputs of input records go out in one transaction per partition
+   * and commit interval, with the position they finish, instead of through `sink`.
+   */
+  transactions?: TransactionalOutputs;
   observer?: PipelineObserver;
   now?: () => number;
 }
@@ -72,6 +89,10 @@ export class Pipeline {
   #started = false;
   #checkpoints: NodeJS.Timeout | undefined;
   #stopping = false;
+  /** Owned partitions' restores: a rerun reads a partition's state once it is restored. */
+  readonly #restored = new Map<string, { ref: PartitionRef; epoch: number; restored: Promise<void> }>();
+  readonly #partitionListeners = new Set<() => void>();
+  readonly #transactional: Transactional | undefined;
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
     this.#parts = parts;
@@ -79,8 +100,25 @@ export class Pipeline {
     this.#observer = parts.observer ?? {};
     this.#context = { storageId: options.storageId, now: parts.now ?? Date.now };
     this.#flow = new FlowControl(parts.source, this.#observer);
+    this.#transactional = parts.transactions
+      ? { outputs: parts.transactions, staging: new OutputStaging(), state: parts.state }
+      : undefined;
     this.#committer = new Committer(
-      { source: parts.source, ledger: parts.ledger, runner: parts.runner, observer: this.#observer },
+      {
+        source: parts.source,
+        ledger: parts.ledger,
+        runner: parts.runner,
+        observer: this.#observer,
+        ...(this.#transactional
+          ? {
+              transactional: {
+                ...this.#transactional,
+                fenced: (partition, error) => this.#fenced(partition, error),
+                fail: (error) => this.#fail(error),
+              },
+            }
+          : {}),
+      },
       options.commitIntervalMs,
     );
     this.#writer = new OutputWriter(
@@ -88,12 +126,14 @@ export class Pipeline {
       this.#observer,
       (error) => this.#fail(error),
       this.#context.now,
+      this.#transactional,
     );
     this.#lookups = new LookupCoordinator(
       {
         runner: parts.runner,
         ledger: parts.ledger,
         ...(parts.quota ? { quota: parts.quota } : {}),
+        ...(parts.rerunQuota ? { rerunQuota: parts.rerunQuota } : {}),
         state: parts.state,
         ownership: this.#ownership,
         writer: this.#writer,
@@ -166,7 +206,7 @@ export class Pipeline {
       offer: (record) => this.#intake.offer(record),
       assigned: (partitions) => this.#assigned(partitions),
       revoked: (partitions) => this.#revoked(partitions),
-      rebalancing: () => this.#lookups.hold(),
+      rebalancing: () => this.#rebalancing(),
       failed: (error) =>
         this.#fail(
           new PipelineError('PIPELINE_SOURCE_FAILED', `input failed: ${error.message}`, { cause: error }),
@@ -202,6 +242,71 @@ export class Pipeline {
     return { abandoned: this.#intake.inFlight };
   }
 
+  /** Partitions owned now, with the epoch of their assignment and their state's restore. */
+  partitions(): { ref: PartitionRef; epoch: number; restored: Promise<void> }[] {
+    return [...this.#restored.values()];
+  }
+
+  /** Calls `listener` after every assignment or revocation; returns its removal. */
+  onPartitions(listener: () => void): () => void {
+    this.#partitionListeners.add(listener);
+    return () => this.#partitionListeners.delete(listener);
+  }
+
+  /**
+   * Looks stored partners of an owned partition up again for a rerun: each promise resolves
+   * with the partner's outcome once its outputs are durable, or as dropped when the partition
+   * moved away (epoch no longer current) or the pipeline stops first.
+   */
+  rerun(
+    ref: PartitionRef,
+    epoch: number,
+    partners: { partnerId: string; stored: StoredPartner }[],
+    task: Omit<RerunTask, 'partition' | 'previous' | 'settle'>,
+  ): Promise<RerunOutcome>[] {
+    return partners.map(({ partnerId, stored }) => {
+      if (this.#stopping || this.#fatal || this.#ownership.epoch(ref) !== epoch)
+        return Promise.resolve<RerunOutcome>({ kind: 'dropped' });
+      let jsonRecord: JsonRecord;
+      try {
+        jsonRecord = this.#parts.toTask(stored.record);
+      } catch (error) {
+        // The mapping of the day refuses a record it took before: reported, the state stays.
+        return Promise.resolve<RerunOutcome>({ kind: 'failed', reason: (error as Error).message });
+      }
+      const outcome = Promise.withResolvers<RerunOutcome>();
+      let settled = false;
+      const settle = (result: RerunOutcome) => {
+        if (settled) return;
+        settled = true;
+        outcome.resolve(result);
+      };
+      const work = rerunWork(
+        ref,
+        epoch,
+        partnerId,
+        stored,
+        jsonRecord,
+        { ...task, settle },
+        this.#context.now(),
+      );
+      this.#lookups.scheduleRerun(work);
+      return outcome.promise;
+    });
+  }
+
+  /** A rerun's chunk of this partition is recorded as done: the ledger forgets its bulks. */
+  async releaseRerun(jobId: string, partition: number): Promise<void> {
+    await this.#parts.ledger.release([
+      { topic: rerunTopic(jobId), partition, offset: Number.MAX_SAFE_INTEGER },
+    ]);
+  }
+
+  /** Something the pipeline's work depends on cannot go on (a rerun's progress cannot be written): it ends. */
+  abort(error: Error): void {
+    this.#fail(unexpected(error));
+  }
+
   /** Pauses intake for a reason that holds for every partition; resumes when none is left. */
   pause(reason: PauseReason): void {
     this.#flow.pause(reason);
@@ -211,7 +316,21 @@ export class Pipeline {
     this.#flow.resume(reason);
   }
 
+  /**
+   * The group rebalances (this member noticed it and is about to join again): no bulk is paid
+   * for and no output of an input record is written until the new assignment is known, and
+   * what is finished is committed now, before the partitions can move: their new owner starts
+   * from the committed offsets.
+   */
+  #rebalancing(): void {
+    this.#lookups.hold();
+    this.#writer.hold();
+    void this.#committer.flush();
+  }
+
   #assigned(partitions: PartitionRef[]): void {
+    // Revoked partitions were handled before (revoked() comes first): what is held is ours.
+    this.#writer.release((partition) => this.#ownership.epoch(partition) !== undefined);
     // The consumer may still join a group round while it leaves; nothing new starts then.
     if (this.#stopping) return;
     const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);
@@ -219,23 +338,47 @@ export class Pipeline {
     // recorded is known here, so that they resume those bulks instead of paying again.
     const ledger = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
     ledger.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    // Exactly-once: the partitions' producers start first, fencing their former owners and
+    // ending what those left open; only then are the committed positions (read again) and the
+    // storage topic final.
+    const fenced = this.#fence(fresh);
     // Their partners' state too: a record processed on a state not restored would be told
     // Created instead of Updated, or looked up again though unchanged.
-    const state = this.#parts.state.restore(fresh);
+    // (Only those still ours: a partition revoked meanwhile is restored by its next assignment.)
+    const epochs = new Map<PartitionRef, number>();
+    const state = fenced.then(() =>
+      this.#parts.state.restore(fresh.filter((p) => this.#ownership.epoch(p) === epochs.get(p))),
+    );
     state.catch((error: Error) => this.#fail(error));
     const restored = Promise.all([ledger.catch(() => {}), state]).then(() => {});
     // Flow control first, so that the intake's 'restoring' pause has its partition to act on.
     this.#flow.assigned(partitions);
-    for (const partition of fresh)
-      this.#intake.assign(partition, this.#ownership.assign(partition), restored);
+    for (const partition of fresh) {
+      const epoch = this.#ownership.assign(partition);
+      epochs.set(partition, epoch);
+      this.#intake.assign(partition, epoch, restored);
+      this.#restored.set(`${partition.topic}:${partition.partition}`, { ref: partition, epoch, restored });
+    }
     if (fresh.length > 0) this.#observer.partitionsAssigned?.(fresh);
     this.#lookups.release();
+    if (fresh.length > 0) this.#partitionsChanged();
+  }
+
+  async #fence(fresh: PartitionRef[]): Promise<void> {
+    const { transactions, source } = this.#parts;
+    if (!transactions || fresh.length === 0) return;
+    await Promise.all(fresh.map((partition) => transactions.open(partition)));
+    await source.rewind?.(fresh);
   }
 
   /** Lets a restart on the same disk read only what the storage topic got after now. */
   async #checkpoint(): Promise<void> {
     try {
-      await this.#parts.state.checkpoint(() => this.#writer.settled());
+      // Exactly-once: the storage records of a transaction under way are stored once it committed.
+      await this.#parts.state.checkpoint(async () => {
+        await this.#writer.settled();
+        await this.#committer.settled();
+      });
     } catch (error) {
       this.#observer.commitFailed?.(`state checkpoint: ${(error as Error).message}`);
     }
@@ -249,10 +392,31 @@ export class Pipeline {
       this.#ownership.revoke(partition);
       this.#intake.revoke(partition);
       this.#committer.revoke(partition);
+      this.#transactional?.staging.drop(partition);
+      void this.#parts.transactions?.close(partition);
     }
     this.#lookups.dropStale();
     this.#parts.state.release(partitions);
-    if (partitions.length > 0) this.#observer.partitionsRevoked?.(partitions);
+    for (const partition of partitions) this.#restored.delete(`${partition.topic}:${partition.partition}`);
+    if (partitions.length > 0) {
+      this.#observer.partitionsRevoked?.(partitions);
+      this.#partitionsChanged();
+    }
+  }
+
+  /**
+   * Exactly-once: the partition's transaction was fenced, so a newer owner (or a newer run of
+   * this member) holds it: it is revoked here, and not fetched until the group assigns it again.
+   */
+  #fenced(partition: PartitionRef, error: Error): void {
+    if (this.#ownership.epoch(partition) === undefined) return;
+    this.#observer.fenced?.(partition, error.message);
+    this.#revoked([partition]);
+    this.#parts.source.pause([partition]);
+  }
+
+  #partitionsChanged(): void {
+    for (const listener of this.#partitionListeners) listener();
   }
 
   #reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void {

@@ -39,6 +39,12 @@ export interface RecordSource {
   readonly memberId?: string | undefined;
   /** The group's members now and this process's earlier ids (Kafka): an intent's writer not among them is gone. */
   groupMembers?(): Promise<Set<string>>;
+  /**
+   * Reads the partitions' committed positions again and continues from them (Kafka): the
+   * positions the consumer fetched when it joined may predate a transaction of the former
+   * owner that ended since.
+   */
+  rewind?(partitions: PartitionRef[]): Promise<void>;
   /** Resolves when a bounded source (a file) has delivered its last record. */
   readonly drained?: Promise<void>;
   /** Stops delivering for good; commits still work until close(). */
@@ -52,10 +58,26 @@ export interface OutputSink {
   close(): Promise<void>;
 }
 
+/**
+ * Exactly-once outputs (Kafka): per input partition, a transaction carries outputs and the
+ * consumed position they finish. `Prepared` is an output checked and encoded for it.
+ */
+export interface TransactionalOutputs<Prepared = unknown> {
+  /** Checks and encodes outputs; throws OUTPUT_TOO_LARGE for one its topic can never take. */
+  prepare(messages: OutputMessage[]): Prepared[];
+  /** Starts the partition's producer, fencing its previous owner's. */
+  open(partition: PartitionRef): Promise<void>;
+  /** One transaction; rejects with TRANSACTION_FENCED or TRANSACTION_FAILED. */
+  commit(partition: PartitionRef, outputs: Prepared[], position: Committable): Promise<void>;
+  close(partition: PartitionRef): Promise<void>;
+}
+
 /** What the pipeline reports as it works; metrics and logs subscribe to it. */
 export interface PipelineObserver {
   recordIn?(): void;
   recordOut?(outcome: string, reused: boolean): void;
+  /** Records read again whose outputs were written before (not committed): finished without writing them twice. */
+  redelivered?(records: number): void;
   deadLetter?(stage: string, code: string): void;
   bulkSubmitted?(tasks: number): void;
   bulkFinished?(bulkId: string, tasks: number, ms: number): void;
@@ -73,11 +95,14 @@ export interface PipelineObserver {
   resumedBulkGone?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;
   partitionsRevoked?(partitions: PartitionRef[]): void;
+  /** Exactly-once: the partition's producer was fenced; the partition is taken for revoked. */
+  fenced?(partition: PartitionRef, reason: string): void;
 }
 
 const OBSERVER_EVENTS = [
   'recordIn',
   'recordOut',
+  'redelivered',
   'deadLetter',
   'bulkSubmitted',
   'bulkFinished',
@@ -92,6 +117,7 @@ const OBSERVER_EVENTS = [
   'resumedBulkGone',
   'partitionsAssigned',
   'partitionsRevoked',
+  'fenced',
 ] as const satisfies readonly (keyof PipelineObserver)[];
 
 /** One observer that forwards every event to each of `observers`. */
@@ -100,6 +126,12 @@ export function combineObservers(...observers: PipelineObserver[]): PipelineObse
   for (const event of OBSERVER_EVENTS) {
     const targets = observers.filter((o) => typeof o[event] === 'function');
     if (targets.length === 0) continue;
+    // Most events are counted per record: one observer is called directly.
+    const [only] = targets;
+    if (targets.length === 1 && only) {
+      combined[event] = (only[event] as (...a: never[]) => void).bind(only);
+      continue;
+    }
     combined[event] = (...args: never[]) => {
       for (const target of targets) (target[event] as (...a: never[]) => void).apply(target, args);
     };

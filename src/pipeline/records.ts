@@ -1,6 +1,7 @@
 // What flows through the pipeline, independent of where it came from (Kafka or a file).
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
+import type { MatchOutcome, StoredPartner } from './outputs.ts';
 
 export interface SourcePosition {
   /** Kafka topic, or the input file's path. */
@@ -42,6 +43,7 @@ export interface SubmittedTask {
  * versions of the partner, oldest first) or a delete.
  */
 export interface PartnerWork {
+  /** Its task's id in a bulk (see nextWorkId). */
   id: string;
   partnerId: string;
   kind: 'lookup' | 'delete';
@@ -62,6 +64,54 @@ export interface PartnerWork {
   adopted?: boolean;
   /** Its quota is consumed and no bulk was created with it yet (a create failed, its submitter died): not paid again. */
   prepaid?: boolean;
+  /** Set on a rerun's work: a stored partner looked up again, not an input record. */
+  rerun?: RerunTask;
+  /** A rerun's work that live work for its partner replaced before it was paid for. */
+  superseded?: boolean;
 }
 
-export const positionKey = (position: SourcePosition): string => `${position.topic}:${position.partition}`;
+/** What a rerun's lookup of one stored partner ended as. */
+export type RerunOutcome =
+  | { kind: 'changed'; change: RerunChange; outcome: MatchOutcome }
+  | { kind: 'unchanged'; outcome: MatchOutcome }
+  | { kind: 'failed'; reason: string }
+  /** A live record for the partner came first: its lookup is the partner's new state. */
+  | { kind: 'superseded' }
+  /** The partition moved away (or the pipeline stopped) before the outputs were durable. */
+  | { kind: 'dropped' };
+
+export type RerunChange = 'gainedMatch' | 'lostMatch' | 'svcIdChanged' | 'outcomeChanged';
+
+export interface RerunTask {
+  jobId: string;
+  /** The input partition whose partner this is (the work's records carry the rerun's own positions). */
+  partition: { topic: string; partition: number };
+  /** The state the rerun read: what the new match is compared with. */
+  previous: StoredPartner;
+  /** A BusinessPartnerCreated event regardless of history. */
+  initialize: boolean;
+  /** Nothing is written: the outcome is only reported. */
+  dryRun: boolean;
+  /** The most of each quota window the rerun may take now (it can change while it runs). */
+  quotaShare: () => number;
+  /** Called once, when the outputs are durable (or nothing is to be written). */
+  settle(outcome: RerunOutcome): void;
+}
+
+let lastWorkId = 0;
+
+/**
+ * The id of a new piece of work, which is its task's id in the bulk it goes into: a bulk's
+ * tasks all come from this process, so a counter tells them apart (a bulk submitted by an
+ * earlier run is read with the task ids its ledger entry recorded), where a UUID per record
+ * cost its generation and 36 characters in every request and ledger entry.
+ */
+export const nextWorkId = (): string => (++lastWorkId).toString(36);
+
+/** A partition's key in the maps that follow partitions (the offset, if any, is not part of it). */
+export const positionKey = (position: { topic: string; partition: number }): string =>
+  `${position.topic}:${position.partition}`;
+
+/** The input partition a piece of work belongs to: its ownership, its partner state. */
+export const partitionOf = (work: PartnerWork): { topic: string; partition: number } =>
+  work.rerun?.partition ?? (work.records[0] as AcceptedRecord).input.position;

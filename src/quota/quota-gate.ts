@@ -18,6 +18,7 @@
 // window of 400 used 100 in the chaos suite).
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import { QuotaError } from './errors.ts';
+import { traceEvent, traced } from '../observability/tracing.ts';
 
 export type QuotaStatus = 'OK' | 'OVER_LIMIT';
 
@@ -62,6 +63,7 @@ export class QuotaGate {
   #queue: Promise<void> = Promise.resolve();
   /** Callers waiting in the queue: while any do, newcomers line up behind them. */
   #queued = 0;
+  #pending = 0;
   /** Resolved at each grant: wakes callers backing off side by side. */
   #grant = Promise.withResolvers<undefined>();
   #exhausted = false;
@@ -83,13 +85,32 @@ export class QuotaGate {
     return this.#exhausted;
   }
 
+  /** Callers waiting for a grant now: while any do, a rerun asks for nothing (live first). */
+  get pending(): number {
+    return this.#pending;
+  }
+
   /**
    * Resolves with the units consumed once they were; rejects only when the check itself fails
    * or the gate closes. A function amount is asked again before every attempt (what still needs
    * quota can shrink while the gate waits, e.g. when partitions are revoked); 0 consumes nothing.
    */
   acquire(amount: number | (() => number)): Promise<number> {
-    const needed = typeof amount === 'number' ? () => amount : amount;
+    this.#pending += 1;
+    const turn = traced(
+      'quota check',
+      {},
+      () => this.#enter(typeof amount === 'number' ? () => amount : amount),
+      (granted) => ({ 'partner_enrich.quota.granted': granted }),
+    );
+    void turn.then(
+      () => (this.#pending -= 1),
+      () => (this.#pending -= 1),
+    );
+    return turn;
+  }
+
+  #enter(needed: () => number): Promise<number> {
     if (!this.#exhausted && this.#queued === 0) {
       const turn = this.#consume(needed);
       // Whoever has to line up later (the window ran out meanwhile) waits for this one too.
@@ -149,6 +170,7 @@ export class QuotaGate {
         if (this.#capGuessed) this.#cap *= 2;
         return amount;
       }
+      traceEvent('quota over limit', { 'partner_enrich.quota.requested': amount });
       if (!this.#exhausted) {
         this.#exhausted = true;
         this.#events.onExhausted();

@@ -39,8 +39,8 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
       });
     this.#executor = new RequestExecutor({
       options,
-      document: loadReferenceDataDocument(),
-      validator: getRequestValidator(),
+      document: loadReferenceDataDocument,
+      validator: getRequestValidator,
       authenticator: new Authenticator(options.credentials, tokens),
       redactor,
     });

@@ -3,7 +3,7 @@
 // redacted text, so no API key, secret, password or token can reach a log through an error.
 
 import { PartnerEnrichError, type ErrorOptions } from '../errors.ts';
-import type { SchemaIssue } from './json-schema-subset.ts';
+import type { SchemaIssue } from './schema-validation.ts';
 
 export const REFDATA_CONFIG_ERROR_CODES = ['REFDATA_INVALID_OPTIONS', 'REFDATA_NOT_CONFIGURED'] as const;
 export const REFDATA_HTTP_ERROR_CODES = [

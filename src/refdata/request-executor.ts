@@ -31,8 +31,13 @@ export const retryChannel = diagnosticsChannel.channel('partner-enrich:refdata:r
 
 export interface ExecutorParts {
   options: Readonly<ResolvedClientOptions>;
-  document: ReferenceDataDocument;
-  validator: RequestValidator;
+  /**
+   * The document and the validator, read at the first request: parsing the document takes
+   * 0.1-0.2 s, and a process that never calls the service (or not yet: `run` at start) should
+   * not pay it.
+   */
+  document: () => ReferenceDataDocument;
+  validator: () => RequestValidator;
   authenticator: Authenticator;
   redactor: Redactor;
 }
@@ -45,8 +50,8 @@ export class RequestExecutor {
   }
 
   async execute(operationId: string, input: RequestParts = {}, call: CallOptions = {}): Promise<unknown> {
-    const { options, document, validator, authenticator } = this.#parts;
-    const operation = document.operations.get(operationId);
+    const { options, authenticator } = this.#parts;
+    const operation = this.#parts.document().operations.get(operationId);
     if (!operation) throw new RangeError(`unknown operation ${operationId}`);
     const root = options.roots[operation.root];
     if (root === undefined) {
@@ -59,7 +64,7 @@ export class RequestExecutor {
       );
     }
     const parts = withClientHeaders(operation, input, authenticator.credentialUsername);
-    validator.assertValid(operationId, parts);
+    this.#parts.validator().assertValid(operationId, parts);
 
     const { body, contentType } = encodeBody(operation, parts.body);
     const request: Exchange = {

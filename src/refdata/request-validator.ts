@@ -3,7 +3,12 @@
 // the same validator on what it receives, answering 400 with the field and the limit.
 
 import { RefDataRequestValidationError } from './errors.ts';
-import { SchemaCompiler, type SchemaIssue, type Validate } from './json-schema-subset.ts';
+import {
+  schemaCompilerFor,
+  type SchemaCompiler,
+  type SchemaIssue,
+  type Validate,
+} from './schema-validation.ts';
 import {
   loadReferenceDataDocument,
   type OperationDescriptor,
@@ -11,7 +16,7 @@ import {
   type ReferenceDataDocument,
 } from './openapi-document.ts';
 
-export type { SchemaIssue } from './json-schema-subset.ts';
+export type { SchemaIssue } from './schema-validation.ts';
 
 export interface RequestParts {
   path?: Record<string, unknown>;
@@ -58,22 +63,20 @@ interface CompiledOperation {
 }
 
 export class RequestValidator {
+  readonly #document: ReferenceDataDocument;
+  /**
+   * Each operation compiled at its first validation, then kept: a process calls few of the
+   * document's operations, and compiling all of them took 0.2-0.4 s of every start of `run`.
+   * An unknown schema keyword still fails the compile, at the operation's first request.
+   */
   readonly #operations = new Map<string, CompiledOperation>();
 
-  /** Compiles every operation at once, so an unsupported schema keyword fails at start-up. */
   constructor(document: ReferenceDataDocument = loadReferenceDataDocument()) {
-    const compiler = new SchemaCompiler(document.resolveRef);
-    const typeOf = (schema: unknown): unknown => {
-      const node = schema as { $ref?: unknown; type?: unknown } | undefined;
-      return typeof node?.$ref === 'string' ? typeOf(document.resolveRef(node.$ref)) : node?.type;
-    };
-    for (const operation of document.operations.values()) {
-      this.#operations.set(operation.operationId, compileOperation(operation, compiler, typeOf));
-    }
+    this.#document = document;
   }
 
   get operationIds(): string[] {
-    return [...this.#operations.keys()];
+    return [...this.#document.operations.keys()];
   }
 
   validate(
@@ -81,8 +84,7 @@ export class RequestValidator {
     parts: RequestParts,
     options: RequestValidationOptions = {},
   ): RequestValidationResult {
-    const operation = this.#operations.get(operationId);
-    if (!operation) throw new RangeError(`unknown operation ${operationId}`);
+    const operation = this.#compiled(operationId);
     const validated: RequestParts = {
       path: { ...parts.path },
       query: { ...parts.query },
@@ -120,6 +122,23 @@ export class RequestValidator {
     const { issues } = this.validate(operationId, parts);
     if (issues.length > 0) throw new RefDataRequestValidationError(operationId, issues);
   }
+
+  #compiled(operationId: string): CompiledOperation {
+    const known = this.#operations.get(operationId);
+    if (known) return known;
+    const descriptor = this.#document.operations.get(operationId);
+    if (!descriptor) throw new RangeError(`unknown operation ${operationId}`);
+    const compiled = compileOperation(descriptor, schemaCompilerFor(this.#document), (schema) =>
+      this.#typeOf(schema),
+    );
+    this.#operations.set(operationId, compiled);
+    return compiled;
+  }
+
+  #typeOf(schema: unknown): unknown {
+    const node = schema as { $ref?: unknown; type?: unknown } | undefined;
+    return typeof node?.$ref === 'string' ? this.#typeOf(this.#document.resolveRef(node.$ref)) : node?.type;
+  }
 }
 
 let shared: RequestValidator | undefined;
@@ -135,20 +154,19 @@ function compileOperation(
   compiler: SchemaCompiler,
   typeOf: (schema: unknown) => unknown,
 ): CompiledOperation {
-  const where = `#/operations/${operation.operationId}`;
   const parameters = operation.parameters.map((descriptor): CompiledParameter => {
     const items = (descriptor.schema as { items?: unknown }).items;
     return {
       descriptor,
       key: descriptor.in === 'header' ? descriptor.name.toLowerCase() : descriptor.name,
-      validate: compiler.compile(descriptor.schema, `${where}/${descriptor.in}/${descriptor.name}`),
+      validate: compiler.compile(descriptor.schema),
       schemaType: typeOf(descriptor.schema),
       itemType: typeOf(items),
     };
   });
   const body = operation.requestBody && {
     required: operation.requestBody.required,
-    validate: compiler.compile(operation.requestBody.schema, `${where}/body`),
+    validate: compiler.compile(operation.requestBody.schema),
   };
   return body ? { parameters, body } : { parameters };
 }

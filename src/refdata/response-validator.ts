@@ -1,10 +1,10 @@
 // Response validation compiled from the OpenAPI document, with the request validator's schema
-// compiler: the sandbox runs it on every answer before sending it, so a sandbox body that
+// compiler (the same instance, so schemas both use are compiled once): the sandbox runs it on every answer before sending it, so a sandbox body that
 // drifts from the document fails loudly instead of teaching the client a shape the real
 // service does not promise. Issues name the field under `response` (e.g.
 // `response.results[0].taskId`), never the value, so they are safe to log.
 
-import { SchemaCompiler, type SchemaIssue, type Validate } from './json-schema-subset.ts';
+import { schemaCompilerFor, type SchemaIssue, type Validate } from './schema-validation.ts';
 import { loadReferenceDataDocument, type ReferenceDataDocument } from './openapi-document.ts';
 
 export interface ResponseValidationResult {
@@ -30,26 +30,21 @@ export class ResponseValidator {
   readonly #operations = new Map<string, CompiledResponses>();
   readonly #errorBody: Validate;
 
-  /** Compiles every documented response at once, so an unsupported keyword fails at start-up. */
+  /** Compiles every documented response once, at construction, so an unknown keyword fails at start-up. */
   constructor(
     document: ReferenceDataDocument = loadReferenceDataDocument(),
     options: ResponseValidatorOptions = {},
   ) {
-    // One compiler: a schema shared by many responses ($ref) is compiled once.
-    const compiler = new SchemaCompiler(document.resolveRef);
+    const compiler = schemaCompilerFor(document);
     for (const operation of document.operations.values()) {
-      const where = `#/operations/${operation.operationId}/responses`;
       const responses = new Map<string, Validate | undefined>();
       for (const { status, schema } of operation.responses) {
-        responses.set(
-          status,
-          schema === undefined ? undefined : compiler.compile(schema, `${where}/${status}`),
-        );
+        responses.set(status, schema === undefined ? undefined : compiler.compile(schema));
       }
       this.#operations.set(operation.operationId, responses);
     }
     const errorBodyRef = options.errorBodyRef ?? DEFAULT_ERROR_BODY_REF;
-    this.#errorBody = compiler.compile({ $ref: errorBodyRef }, errorBodyRef);
+    this.#errorBody = compiler.compile({ $ref: errorBodyRef });
   }
 
   get operationIds(): string[] {

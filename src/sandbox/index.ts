@@ -3,7 +3,8 @@
 export { buildSandboxApp, type SandboxApp } from './app.ts';
 export { startSandbox, type RunningSandbox } from './server.ts';
 export { sandboxOperator, setOrganizationQuota } from './operator.ts';
-export { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode, type SandboxOptions } from './options.ts';
+export { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode } from './defaults.ts';
+export type { SandboxOptions } from './options.ts';
 export type { Clock } from './clock.ts';
 export type { FaultSettings, FaultSettingsInput } from './state/faults.ts';
 export type { SandboxState } from './state/sandbox-state.ts';

@@ -1,7 +1,7 @@
 // The sandbox as its operator sees it: the project's own client with the sandbox's
 // client credentials, for what tests, benchmarks and demos set up through the identity API.
 import { RefDataClient } from '../refdata/index.ts';
-import { SANDBOX_DEFAULTS } from './options.ts';
+import { SANDBOX_DEFAULTS } from './defaults.ts';
 
 /** A client of the sandbox at `url` for the identity and usage APIs, signed in as its operator. */
 export const sandboxOperator = (url: string): RefDataClient =>

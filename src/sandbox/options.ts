@@ -1,27 +1,13 @@
 // Options of the sandbox: one schema with the defaults, checked once at start and frozen.
-// The credentials default to fixed, documented values so a developer can point the pipeline
-// at a sandbox without configuring anything.
+// The modes and the default credentials are in defaults.ts.
 
 import { z } from 'zod';
 import { systemClock, type Clock } from './clock.ts';
+import { SANDBOX_DEFAULTS, SANDBOX_MODES } from './defaults.ts';
 import { SandboxError } from './errors.ts';
 import { faultSettingsSchema, type FaultSettings } from './state/faults.ts';
 
 const text = z.string().min(1);
-
-export const SANDBOX_MODES = ['realistic', 'instant'] as const;
-export type SandboxMode = (typeof SANDBOX_MODES)[number];
-
-export const SANDBOX_DEFAULTS = {
-  host: '127.0.0.1',
-  apiKey: 'sandbox-api-key',
-  clientId: 'sandbox-client',
-  clientSecret: 'sandbox-client-secret',
-  dataExchangeUsername: 'sandbox-exchange',
-  dataExchangePassword: 'sandbox-exchange-password',
-  organizationId: 'default-org',
-  administrator: 'sandbox-admin',
-} as const;
 
 const optionsSchema = z.strictObject({
   /** 0 picks any free port. */

@@ -9,6 +9,11 @@ import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes } from 
 
 export interface PartnerDecoder {
   decode(value: Buffer): Promise<PartnerRecord>;
+  /**
+   * Decodes without waiting when everything needed is at hand (the writer schema is known);
+   * undefined when decode() must be awaited instead. Throws as decode() rejects.
+   */
+  decodeNow?(value: Buffer): PartnerRecord | undefined;
 }
 
 function checkFields(type: avro.Type, value: unknown): PartnerRecord {
@@ -100,40 +105,52 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     return entry;
   }
 
+  function schemaIdOf(value: Buffer): number {
+    if (value.length < HEADER_LENGTH || value[0] !== MAGIC_BYTE) {
+      throw new SerdeError(
+        'DECODE_NOT_AVRO',
+        'missing the magic byte and schema id of the Confluent wire format',
+      );
+    }
+    return value.readInt32BE(1);
+  }
+
+  function decodeWith(writer: KnownWriter, schemaId: number, value: Buffer): PartnerRecord {
+    const body = value.subarray(HEADER_LENGTH);
+    let decoded: unknown;
+    try {
+      decoded = reader.fromBuffer(body, writer.resolver);
+    } catch (error) {
+      throw new SerdeError(
+        'DECODE_CORRUPT_AVRO',
+        `Avro body of schema id ${schemaId}: ${(error as Error).message}`,
+        {
+          details: { schemaId },
+        },
+      );
+    }
+    // A U+FFFD is either genuine or avsc's stand-in for invalid bytes: only the bytes tell.
+    if (hasReplacementChar(decoded)) {
+      const path = invalidUtf8Path(writer.strict().fromBuffer(body));
+      if (path !== undefined) {
+        throw new SerdeError('DECODE_INVALID_UTF8', `Avro string ${path} is not valid UTF-8`, {
+          details: { schemaId, path },
+        });
+      }
+    }
+    // Decoded with the reader schema, the record fits it by construction: no second check.
+    return decoded as PartnerRecord;
+  }
+
   return {
     async decode(value) {
-      if (value.length < HEADER_LENGTH || value[0] !== MAGIC_BYTE) {
-        throw new SerdeError(
-          'DECODE_NOT_AVRO',
-          'missing the magic byte and schema id of the Confluent wire format',
-        );
-      }
-      const schemaId = value.readInt32BE(1);
-      const writer = await writerFor(schemaId);
-      const body = value.subarray(HEADER_LENGTH);
-      let decoded: unknown;
-      try {
-        decoded = reader.fromBuffer(body, writer.resolver);
-      } catch (error) {
-        throw new SerdeError(
-          'DECODE_CORRUPT_AVRO',
-          `Avro body of schema id ${schemaId}: ${(error as Error).message}`,
-          {
-            details: { schemaId },
-          },
-        );
-      }
-      // A U+FFFD is either genuine or avsc's stand-in for invalid bytes: only the bytes tell.
-      if (hasReplacementChar(decoded)) {
-        const path = invalidUtf8Path(writer.strict().fromBuffer(body));
-        if (path !== undefined) {
-          throw new SerdeError('DECODE_INVALID_UTF8', `Avro string ${path} is not valid UTF-8`, {
-            details: { schemaId, path },
-          });
-        }
-      }
-      // Decoded with the reader schema, the record fits it by construction: no second check.
-      return decoded as PartnerRecord;
+      const schemaId = schemaIdOf(value);
+      return decodeWith(await writerFor(schemaId), schemaId, value);
+    },
+    decodeNow(value) {
+      const schemaId = schemaIdOf(value);
+      const writer = writers.get(schemaId);
+      return writer && decodeWith(writer, schemaId, value);
     },
   };
 }

@@ -17,33 +17,56 @@ export interface Checkpoint {
   offset: number;
 }
 
+/** What a file holds per partner: 2 added the partner record and the match time. */
+const FORMAT = 2;
+
 export class PartitionStore {
   readonly #db: DatabaseSync;
   readonly #get: StatementSync;
   readonly #put: StatementSync;
   readonly #delete: StatementSync;
   readonly #count: StatementSync;
+  readonly #scan: StatementSync;
   readonly #readCheckpoint: StatementSync;
   readonly #writeCheckpoint: StatementSync;
+  /**
+   * The open transaction of the writes made since the last turn of the event loop. A commit
+   * per partner written cost more CPU than anything else the pipeline does per record (a WAL
+   * append of every touched page per record); one commit per turn takes the outputs of a
+   * whole sink acknowledgement together.
+   */
+  #batch: NodeJS.Immediate | undefined;
+  /** A batch that could not be committed: the state is unusable, said by the next call. */
+  #failure: Error | undefined;
 
   constructor(path: string) {
     this.#db = new DatabaseSync(path);
     // WAL with synchronous=NORMAL: a crash loses at most the last transactions, data and
-    // checkpoint together, and the changelog brings them back.
+    // checkpoint together, and the changelog brings them back. A page cache of 512 KiB per
+    // partition (SQLite's default is 2 MiB): a lookup by key reads a few pages and the
+    // kernel's page cache keeps the file. Part of the measured memory setting
+    // (docs/BENCHMARKS.md, Memory); alone it did not lower the peak measurably.
     this.#db.exec(`
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
+      PRAGMA cache_size = -512;
       CREATE TABLE IF NOT EXISTS partners (id TEXT PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
       CREATE TABLE IF NOT EXISTS checkpoint (
         one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL
       );
     `);
+    // A file written by a version that kept less per partner is restored in full: its
+    // checkpoint would skip the changelog records that carry what it lacks.
+    if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
+      this.#db.exec(`DELETE FROM partners; DELETE FROM checkpoint; PRAGMA user_version = ${FORMAT};`);
+    }
     this.#get = this.#db.prepare('SELECT state FROM partners WHERE id = ?');
     this.#put = this.#db.prepare(
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',
     );
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
+    this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
     this.#readCheckpoint = this.#db.prepare('SELECT changelog, offset FROM checkpoint WHERE one = 1');
     this.#writeCheckpoint = this.#db.prepare(
       'INSERT INTO checkpoint (one, changelog, offset) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE SET changelog = excluded.changelog, offset = excluded.offset',
@@ -51,16 +74,28 @@ export class PartitionStore {
   }
 
   get(partnerId: string): StoredPartner | undefined {
+    this.#checkUsable();
     const row = this.#get.get(partnerId) as { state: string } | undefined;
     return row ? (JSON.parse(row.state) as StoredPartner) : undefined;
   }
 
+  /** Stored with the other writes of this turn of the event loop; get() sees it at once. */
   set(partnerId: string, stored: StoredPartner): void {
+    this.#joinBatch();
     this.#put.run(partnerId, JSON.stringify(stored));
   }
 
   delete(partnerId: string): void {
+    this.#joinBatch();
     this.#delete.run(partnerId);
+  }
+
+  /** Up to `limit` partners in id order, after `after` ('' for the first). */
+  scan(after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
+    return (this.#scan.all(after, limit) as { id: string; state: string }[]).map((row) => ({
+      partnerId: row.id,
+      stored: JSON.parse(row.state) as StoredPartner,
+    }));
   }
 
   get size(): number {
@@ -76,8 +111,8 @@ export class PartitionStore {
   apply(changes: StateChange[], checkpoint: Checkpoint): void {
     this.#transaction(() => {
       for (const { partnerId, stored } of changes) {
-        if (stored) this.set(partnerId, stored);
-        else this.delete(partnerId);
+        if (stored) this.#put.run(partnerId, JSON.stringify(stored));
+        else this.#delete.run(partnerId);
       }
       this.#writeCheckpoint.run(checkpoint.changelog, checkpoint.offset);
     });
@@ -89,10 +124,38 @@ export class PartitionStore {
   }
 
   close(): void {
-    if (this.#db.isOpen) this.#db.close();
+    if (!this.#db.isOpen) return;
+    this.#commitBatch();
+    this.#db.close();
+  }
+
+  #joinBatch(): void {
+    this.#checkUsable();
+    if (this.#batch) return;
+    this.#db.exec('BEGIN');
+    this.#batch = setImmediate(() => this.#commitBatch());
+  }
+
+  #commitBatch(): void {
+    if (!this.#batch) return;
+    clearImmediate(this.#batch);
+    this.#batch = undefined;
+    try {
+      this.#db.exec('COMMIT');
+    } catch (error) {
+      this.#failure = error as Error;
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+    }
+  }
+
+  #checkUsable(): void {
+    if (this.#failure) throw this.#failure;
   }
 
   #transaction(work: () => void): void {
+    // The checkpoint written here must not reach the disk before the writes it covers.
+    this.#commitBatch();
+    this.#checkUsable();
     this.#db.exec('BEGIN');
     try {
       work();

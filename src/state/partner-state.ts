@@ -53,6 +53,10 @@ interface OpenPartition {
   path: string;
   /** Until its restore ends, the file is behind its changelog: no checkpoint may be moved. */
   restoring: boolean;
+  /** Exactly-once: writes whose storage records are not committed yet, in write order. */
+  staged: { offset: number; change: StateChange }[];
+  /** The newest staged write per partner: what get() answers before the store. */
+  latest: Map<string, StoredPartner | null>;
 }
 
 export interface RestoreReport {
@@ -79,6 +83,8 @@ export class PartnerState {
   readonly #unlock: () => void;
   #restored: RestoreReport[] = [];
   #closed = false;
+  /** Set while staged() runs: the partition and input offset its writes are staged under. */
+  #staging: { key: string; offset: number } | undefined;
 
   constructor(options: PartnerStateOptions) {
     this.#options = options;
@@ -138,16 +144,69 @@ export class PartnerState {
   }
 
   get(ref: PartitionRef, partnerId: string): StoredPartner | undefined {
-    return this.#open.get(keyOf(ref))?.store.get(partnerId);
+    const open = this.#open.get(keyOf(ref));
+    if (!open) return undefined;
+    const staged = open.latest.get(partnerId);
+    return staged === undefined ? open.store.get(partnerId) : (staged ?? undefined);
+  }
+
+  /**
+   * Up to `limit` partners of a held partition in id order, after `after` ('' for the first);
+   * none for a partition not held.
+   */
+  scan(ref: PartitionRef, after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
+    return this.#open.get(keyOf(ref))?.store.scan(after, limit) ?? [];
   }
 
   /** Ignored for a partition no longer held: its new owner reads the write from the changelog. */
   set(ref: PartitionRef, partnerId: string, stored: StoredPartner): void {
-    this.#open.get(keyOf(ref))?.store.set(partnerId, stored);
+    this.#write(ref, { partnerId, stored });
   }
 
   delete(ref: PartitionRef, partnerId: string): void {
-    this.#open.get(keyOf(ref))?.store.delete(partnerId);
+    this.#write(ref, { partnerId, stored: null });
+  }
+
+  /**
+   * Exactly-once: the writes `apply` makes to `ref` are staged under input offset `offset`
+   * instead of stored: get() sees them at once (the partner's next record is told Updated,
+   * not Created), the store takes them only once the transaction that carries their storage
+   * records is committed (applyStaged), and they vanish with the partition (an abort). So the
+   * store never holds what the changelog's committed records lack.
+   */
+  staged(ref: PartitionRef, offset: number, apply: () => void): void {
+    this.#staging = { key: keyOf(ref), offset };
+    try {
+      apply();
+    } finally {
+      this.#staging = undefined;
+    }
+  }
+
+  /** The partition's transaction up to `position` is committed: its staged writes below it are stored. */
+  applyStaged(ref: PartitionRef, position: number): void {
+    const open = this.#open.get(keyOf(ref));
+    if (!open || open.staged.length === 0) return;
+    const applied = open.staged.filter((w) => w.offset < position);
+    if (applied.length === 0) return;
+    open.staged = open.staged.filter((w) => w.offset >= position);
+    for (const { change } of applied) {
+      if (change.stored) open.store.set(change.partnerId, change.stored);
+      else open.store.delete(change.partnerId);
+    }
+    // A partner's writes come in input order, so those left are its newest, if any.
+    const left = new Set(open.staged.map((w) => w.change.partnerId));
+    for (const { change } of applied) if (!left.has(change.partnerId)) open.latest.delete(change.partnerId);
+  }
+
+  #write(ref: PartitionRef, change: StateChange): void {
+    const open = this.#open.get(keyOf(ref));
+    if (!open) return;
+    if (this.#staging?.key === keyOf(ref)) {
+      open.staged.push({ offset: this.#staging.offset, change });
+      open.latest.set(change.partnerId, change.stored);
+    } else if (change.stored) open.store.set(change.partnerId, change.stored);
+    else open.store.delete(change.partnerId);
   }
 
   /**
@@ -181,7 +240,14 @@ export class PartnerState {
     const started = Date.now();
     const opened = fresh.map((ref) => {
       const path = join(this.#options.dir, fileOf(ref));
-      const open = { ref, store: new PartitionStore(path), path, restoring: true };
+      const open: OpenPartition = {
+        ref,
+        store: new PartitionStore(path),
+        path,
+        restoring: true,
+        staged: [],
+        latest: new Map(),
+      };
       this.#open.set(keyOf(ref), open);
       return { ref, open };
     });

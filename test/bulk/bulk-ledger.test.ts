@@ -125,6 +125,37 @@ describe('BulkLedger', () => {
     expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
   });
 
+  it('regression: an adopted intent left in the state topic does not shadow the newer bulk of its records, whatever order a restart reads them in (a bulk paid again after kill -9)', async () => {
+    // Member m1 paid for an intent and died; m2 adopted it and recorded bulk-2 for the same
+    // records, then died before committing them. The stale intent stays until they are committed.
+    const tasks = [task('a', 1, 400), task('b', 1, 401)];
+    const stale: LedgerEntry = {
+      key: 's1/partners:1',
+      submissionId: 's1',
+      leaseUntil: 61_000,
+      paid: true,
+      owner: 'm1',
+      createdAt: 1_000,
+      tasks,
+    };
+    const adopter: LedgerEntry = {
+      key: 's2/partners:1',
+      submissionId: 's2',
+      bulkId: 'bulk-2',
+      createdAt: 40_000,
+      tasks,
+    };
+    for (const order of [
+      [stale, adopter],
+      [adopter, stale],
+    ]) {
+      const ledger = new BulkLedger({ ...memoryLedgerStore(), load: async () => order });
+      await ledger.load();
+      expect(ledger.find(at(1, 400))).toMatchObject({ submissionId: 's2', bulkId: 'bulk-2' });
+      expect(ledger.find(at(1, 401))).toMatchObject({ submissionId: 's2', bulkId: 'bulk-2' });
+    }
+  });
+
   it('settles an intent when its bulk is recorded', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });

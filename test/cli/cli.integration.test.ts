@@ -86,6 +86,8 @@ describe('partner-enrich CLI against Kafka', () => {
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
       const metrics = await (await fetch(`${base}/metrics`)).text();
       expect(metrics).toMatch(/partner_enrich_records_out_total\{outcome="MATCH"\} [1-9]/);
+      // The gauge the not-ready alert reads says what /readyz said.
+      expect(metrics).toMatch(/^partner_enrich_ready 1$/m);
       expect(metrics).toMatch(
         /partner_enrich_dead_letters_total\{reason="mapping\/MAPPING_INVALID_COUNTRY"\} 1/,
       );

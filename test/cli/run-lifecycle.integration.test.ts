@@ -124,6 +124,17 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
   });
 
+  it('regression: SIGTERM with nothing in flight ends a ready run within 4 s with 0 (it sat out the 5 s fetch wait of its state-topic followers: about 7 s)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    await readyWithin(await operationsUrl(running), 60_000);
+    // Past the first fetches: every consumer waits at the broker for records that do not come.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    running.child.kill('SIGTERM');
+    expect(await exitWithin(running, 4_000)).toBe(0);
+  });
+
   it('SIGTERM during start-up ends the process', async () => {
     // A registry that takes connections and never answers holds the start at schema registration.
     let connected = false;

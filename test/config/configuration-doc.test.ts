@@ -2,21 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CONFIG_ERROR_CODES, ENV_SHORTHANDS, RENAMED_OPTIONS } from '../../src/config/index.ts';
 import { REFERENCE_COLUMNS, referenceRows } from '../../src/config/reference.ts';
+import { tableRows } from '../support/markdown.ts';
 
 const doc = readFileSync(new URL('../../docs/CONFIGURATION.md', import.meta.url), 'utf8');
-
-/** Cells of every table row in `text`, trimmed, without the |---| separator rows. */
-function tableRows(text: string): string[][] {
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('|') && !/^\|[\s|:-]+\|$/.test(line))
-    .map((line) =>
-      line
-        .slice(1, -1)
-        .split(/(?<!\\)\|/)
-        .map((cell) => cell.trim().replaceAll('\\|', '|')),
-    );
-}
 
 function referenceSection(): string {
   const start = doc.indexOf('<!-- reference:start -->');

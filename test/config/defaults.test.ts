@@ -57,12 +57,23 @@ describe('defaults', () => {
       rateLimit: { requestsPerSecond: 20, concurrency: 32 },
       retry: { maxAttempts: 5, initialDelayMs: 200, maxDelayMs: 30_000 },
       polling: { initialDelayMs: 100, maxDelayMs: 5_000, pageSize: 1_000 },
+      delivery: 'at-least-once',
+      exactlyOnce: { commitIntervalMs: 1_000, transactionTimeoutMs: 60_000 },
       skipUnchanged: true,
       mapping: {},
       storageId: 'partners.storage',
       state: { checkpointIntervalMs: 10_000 },
+      rerun: { quotaShare: 0.5, batchSize: 500, maxEventLoopUtilization: 0.8, waitTimeoutMs: 0 },
       observability: { logLevel: 'info', metricsPort: 9464, metricsHost: '127.0.0.1' },
+      tracing: {
+        enabled: false,
+        serviceName: 'partner-enrich',
+        endpoint: 'http://127.0.0.1:4318',
+        protocol: 'http/protobuf',
+        sampleRatio: 1,
+      },
       shutdown: { graceMs: 30_000 },
+      rerunSchedule: { catchUp: false },
     });
   });
 

@@ -29,6 +29,10 @@ describe('environment variables', () => {
 
   it('become booleans where the option is a boolean (true/false, 1/0, yes/no, on/off)', () => {
     expect(withEnv({ PARTNER_ENRICH_SKIP_UNCHANGED: 'false' }).skipUnchanged).toBe(false);
+    expect(withEnv({ PARTNER_ENRICH_DELIVERY: 'exactly-once' }).delivery).toBe('exactly-once');
+    expect(
+      withEnv({ PARTNER_ENRICH_EXACTLY_ONCE__COMMIT_INTERVAL_MS: '250' }).exactlyOnce.commitIntervalMs,
+    ).toBe(250);
     expect(withEnv({ PARTNER_ENRICH_SKIP_UNCHANGED: '0' }).skipUnchanged).toBe(false);
     expect(withEnv({ PARTNER_ENRICH_QUOTA__ENABLED: 'NO' }).quota.enabled).toBe(false);
     expect(withEnv({ PARTNER_ENRICH_KAFKA__SSL: 'true' }).kafka.ssl).toBe(true);
@@ -61,6 +65,37 @@ describe('environment variables', () => {
     });
     expect(config.kafka.brokers).toEqual(['k1:9092', 'k2:9092']);
     expect(config.schemaRegistry.url).toBe('http://registry:8081/apis/ccompat/v7');
+  });
+
+  it("accept OpenTelemetry's OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_ENDPOINT for tracing", () => {
+    const config = withEnv({
+      OTEL_SERVICE_NAME: 'enricher-eu',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+      PARTNER_ENRICH_TRACING__ENABLED: 'true',
+      PARTNER_ENRICH_TRACING__SAMPLE_RATIO: '0.25',
+    });
+    expect(config.tracing).toEqual({
+      enabled: true,
+      serviceName: 'enricher-eu',
+      endpoint: 'http://otel-collector:4318',
+      protocol: 'http/protobuf',
+      sampleRatio: 0.25,
+    });
+    expect(
+      withEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+        PARTNER_ENRICH_TRACING__ENDPOINT: 'http://tempo:4318',
+      }).tracing.endpoint,
+    ).toBe('http://tempo:4318');
+  });
+
+  it('report an OTLP protocol the exporter does not speak, naming the variable', () => {
+    const error = configErrorOf(
+      () => withEnv({ PARTNER_ENRICH_TRACING__PROTOCOL: 'grpc' }),
+      'CONFIG_INVALID',
+    );
+    expect(problemPaths(error)).toEqual(['tracing.protocol']);
+    expect(error.message).toContain('(from environment variable PARTNER_ENRICH_TRACING__PROTOCOL)');
   });
 
   it('rank the namespaced name above its conventional shorthand', () => {

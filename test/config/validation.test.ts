@@ -10,6 +10,20 @@ const invalid = (overrides: unknown) =>
   );
 
 describe('invalid values', () => {
+  it('include a delivery mode not known and a transaction timeout not above the commit interval', () => {
+    expect(
+      problemPaths(
+        invalid({
+          delivery: 'exactly-twice',
+          exactlyOnce: { commitIntervalMs: 5_000, transactionTimeoutMs: 5_000 },
+        }),
+      ).sort(),
+    ).toEqual(['delivery', 'exactlyOnce.transactionTimeoutMs']);
+    expect(problemPaths(invalid({ exactlyOnce: { transactionTimeoutMs: 900_001 } }))).toEqual([
+      'exactlyOnce.transactionTimeoutMs',
+    ]);
+  });
+
   it('are all reported at once, each with its path', () => {
     const error = invalid({
       source: 'ftp',
@@ -51,6 +65,23 @@ describe('invalid values', () => {
     expect(problemPaths(error).sort()).toEqual(['kafka.sasl.password', 'refdata.apiKey']);
     expect(error.message).not.toContain('12345678');
     expect(error.message).not.toContain('98765432');
+  });
+
+  it('include a rerun quota share of 0 or above 1 and a batch size outside 1..500', () => {
+    expect(problemPaths(invalid({ rerun: { quotaShare: 0, batchSize: 501 } })).sort()).toEqual([
+      'rerun.batchSize',
+      'rerun.quotaShare',
+    ]);
+    expect(problemPaths(invalid({ rerun: { quotaShare: 1.01, batchSize: 0 } })).sort()).toEqual([
+      'rerun.batchSize',
+      'rerun.quotaShare',
+    ]);
+    expect(
+      loadConfig({ env: API_KEY_ENV, overrides: { rerun: { quotaShare: 1, batchSize: 1 } } }).rerun,
+    ).toMatchObject({
+      quotaShare: 1,
+      batchSize: 1,
+    });
   });
 
   it('include a section given as something other than an object', () => {
@@ -100,6 +131,17 @@ describe('cross-field checks', () => {
       'CONFIG_INVALID',
     );
     expect(problemPaths(error)).toEqual(['refdata.clientId', 'refdata.clientSecret']);
+  });
+
+  it('leave the service credentials out for commands that only work on Kafka (rerun status, topics create, ...)', () => {
+    const config = loadConfig({ env: {}, serviceCredentials: false });
+    expect(config.refdata.apiKey).toBeUndefined();
+    // Everything else is still checked.
+    const error = configErrorOf(
+      () => loadConfig({ env: {}, serviceCredentials: false, overrides: { refdata: { timeoutMs: -1 } } }),
+      'CONFIG_INVALID',
+    );
+    expect(problemPaths(error)).toEqual(['refdata.timeoutMs']);
   });
 
   it('accept oauth with a client id and secret and no API key', () => {

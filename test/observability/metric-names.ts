@@ -2,6 +2,7 @@
 export const PIPELINE_METRIC_NAMES = [
   'partner_enrich_records_in_total',
   'partner_enrich_records_out_total',
+  'partner_enrich_records_redelivered_total',
   'partner_enrich_dead_letters_total',
   'partner_enrich_bulk_latency_seconds',
   'partner_enrich_bulk_submissions_total',
@@ -17,6 +18,10 @@ export const PIPELINE_METRIC_NAMES = [
   'partner_enrich_state_restoring',
   'partner_enrich_state_store_bytes',
   'partner_enrich_state_partners',
+  'partner_enrich_ready',
   'partner_enrich_http_requests_total',
   'partner_enrich_retries_total',
+  'partner_enrich_rerun_partners_total',
+  'partner_enrich_rerun_progress_ratio',
+  'partner_enrich_rerun_quota_consumed_total',
 ];

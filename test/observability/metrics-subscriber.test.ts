@@ -73,6 +73,22 @@ describe('subscribeMetrics', () => {
     expect(await value(metrics, 'partner_enrich_quota_over_limit_total')).toBe(1);
   });
 
+  it("counts a rerun's partners by result and its quota, and shows each running share's progress until it is done", async () => {
+    const metrics = subscribed();
+    const chunk = { type: 'chunk', jobId: 'nightly', partition: 2, total: 1_000 } as const;
+    const results = { changed: 30, unchanged: 460, failed: 2, superseded: 8 };
+    pipelineEvents.rerun.publish({ ...chunk, results, read: 500, done: false });
+    pipelineEvents.rerun.publish({ type: 'quota', tasks: 492 });
+    expect(await value(metrics, 'partner_enrich_rerun_partners_total', { result: 'changed' })).toBe(30);
+    expect(await value(metrics, 'partner_enrich_rerun_partners_total', { result: 'superseded' })).toBe(8);
+    expect(await value(metrics, 'partner_enrich_rerun_quota_consumed_total')).toBe(492);
+    const share = { rerun: 'nightly', partition: '2' };
+    expect(await value(metrics, 'partner_enrich_rerun_progress_ratio', share)).toBe(0.5);
+    pipelineEvents.rerun.publish({ ...chunk, results, read: 1_000, done: true });
+    expect(await value(metrics, 'partner_enrich_rerun_partners_total', { result: 'unchanged' })).toBe(920);
+    expect(await value(metrics, 'partner_enrich_rerun_progress_ratio', share)).toBeUndefined();
+  });
+
   it('shows intake paused while any reason holds it, counting each pause once', async () => {
     const metrics = subscribed();
     pipelineEvents.intake.publish({ type: 'paused', reason: 'quota' });

@@ -36,4 +36,15 @@ describe('createMetrics', () => {
       'partner_enrich_bulk_submissions_total 0',
     );
   });
+
+  it('reports readiness as it is when scraped: 0 until a reader says ready, then what it says', async () => {
+    const metrics = createMetrics();
+    const ready = () => metrics.registry.getSingleMetricAsString('partner_enrich_ready');
+    expect(await ready()).toMatch(/^partner_enrich_ready 0$/m);
+    let answer = true;
+    metrics.readReady(() => answer);
+    expect(await ready()).toMatch(/^partner_enrich_ready 1$/m);
+    answer = false;
+    expect(await ready()).toMatch(/^partner_enrich_ready 0$/m);
+  });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_NAMES, createMetrics, METRIC_PREFIX } from '../../src/observability/index.ts';
+import { CHANNEL_NAMES, createMetrics, METRIC_PREFIX, SPAN_KINDS } from '../../src/observability/index.ts';
 import { SECRET_LOG_KEYS } from '../../src/observability/log-redaction.ts';
 import { PIPELINE_METRIC_NAMES } from './metric-names.ts';
 
@@ -29,6 +29,13 @@ describe('docs/OBSERVABILITY.md', () => {
 
   it('documents every endpoint', () => {
     for (const path of ['/metrics', '/healthz', '/readyz']) expect(doc).toContain(`| \`${path}\``);
+  });
+
+  it('documents every span the pipeline makes', () => {
+    const documented = [...doc.slice(doc.indexOf('### Spans')).matchAll(/^\| `([a-z ]+)` +\|/gm)].map(
+      (match) => match[1],
+    );
+    expect(documented).toEqual(Object.keys(SPAN_KINDS));
   });
 
   it('documents every key the logger censors', () => {

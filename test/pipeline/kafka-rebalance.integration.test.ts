@@ -10,7 +10,10 @@ import { matchResults, scenario } from '../support/scenario.ts';
 
 describe('two replicas in one group', () => {
   it('regression: rebalances pay no task twice and leave no ledger entry behind', async () => {
-    const s = await scenario('rebalance', 3_000, { faults: { latencyMs: 150 } });
+    // Slow enough (every request 400 ms) that the first member still has most of the input
+    // when the second has joined: a join waits for the first to notice the rebalance, which
+    // can take the whole fetch wait (5 s) plus a heartbeat interval.
+    const s = await scenario('rebalance', 3_000, { faults: { latencyMs: 400 } });
     const config = testConfig(s.sandbox.url, s.topics, {
       batching: { maxTasks: 100, maxConcurrentBulks: 4, lingerMs: 100 },
       kafka: { sessionTimeoutMs: 10_000 },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyScheduler } from '../../src/pipeline/key-scheduler.ts';
-import type { PartnerWork } from '../../src/pipeline/records.ts';
+import type { PartnerWork, RerunOutcome } from '../../src/pipeline/records.ts';
 
 let offset = 0;
 function work(partnerId: string, kind: PartnerWork['kind'] = 'lookup', hash = `h${offset}`): PartnerWork {
@@ -33,7 +33,54 @@ function collect() {
   return { dispatched, scheduler };
 }
 
+/** A rerun's copy of a stored partner, recording how it was settled. */
+function rerunCopy(partnerId: string, settled: RerunOutcome[]): PartnerWork {
+  const copy = work(partnerId);
+  copy.rerun = {
+    jobId: 'nightly',
+    partition: { topic: 't', partition: 0 },
+    previous: {} as NonNullable<PartnerWork['rerun']>['previous'],
+    initialize: false,
+    dryRun: false,
+    quotaShare: () => 0.5,
+    settle: (outcome) => settled.push(outcome),
+  };
+  return copy;
+}
+
 describe('KeyScheduler', () => {
+  it("lets live work replace a rerun's copy still waiting for its bulk: the copy is superseded, the live work goes", () => {
+    const { dispatched, scheduler } = collect();
+    const settled: RerunOutcome[] = [];
+    const copy = rerunCopy('a', settled);
+    scheduler.offer(copy);
+    copy.state = 'queued';
+    const live = work('a');
+    scheduler.offer(live);
+
+    expect(settled).toEqual([{ kind: 'superseded' }]);
+    expect(copy.superseded).toBe(true);
+    expect(dispatched).toEqual([copy, live]);
+    expect(live.records).toHaveLength(1);
+    scheduler.complete('a');
+    expect(scheduler.busy('a')).toBe(false);
+  });
+
+  it("keeps a rerun's copy already in a bulk: live work waits for it, in order", () => {
+    const { dispatched, scheduler } = collect();
+    const settled: RerunOutcome[] = [];
+    const copy = rerunCopy('a', settled);
+    scheduler.offer(copy);
+    copy.state = 'submitted';
+    const live = work('a');
+    scheduler.offer(live);
+
+    expect(settled).toEqual([]);
+    expect(dispatched).toEqual([copy]);
+    scheduler.complete('a');
+    expect(dispatched).toEqual([copy, live]);
+  });
+
   it('dispatches different partners at once', () => {
     const { dispatched, scheduler } = collect();
     scheduler.offer(work('a'));

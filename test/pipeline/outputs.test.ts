@@ -6,6 +6,7 @@ import { PartnerEnrichError } from '../../src/errors.ts';
 import {
   deadLetter,
   deleteOutputs,
+  matchChange,
   matchedOutputs,
   type EmitContext,
   type OutputMessage,
@@ -66,7 +67,24 @@ describe('lifecycle event ids', () => {
   });
 
   it('gives a real change a new id: other content, other position, other type, other partner', () => {
-    const previous: StoredPartner = { hash: 'h0', svcId: null, outcome: 'NO_MATCH', bestCandidate: null };
+    const previous: StoredPartner = {
+      hash: 'h0',
+      svcId: null,
+      outcome: 'NO_MATCH',
+      bestCandidate: null,
+      record: {
+        partnerId: 'P-1',
+        sourceSystem: 'ERP',
+        names: ['Acme'],
+        legalForm: null,
+        addresses: [],
+        identifiers: [],
+        taxNumbers: [],
+        changedAt: 1,
+      },
+      matchedAt: 1,
+      source: null,
+    };
     const ids = [
       created(work('lookup', 'h1', 10)),
       created(work('lookup', 'h2', 10)),
@@ -93,5 +111,53 @@ describe('dead letters', () => {
     expect(dropped.value).toEqual(Buffer.alloc(0));
     expect(dropped.key).toEqual(letter.key);
     expect(dropped.headers).toEqual({ ...letter.headers, 'pe.value-dropped': '2' });
+  });
+});
+
+describe("a rerun's outputs", () => {
+  const stored = (outcome: StoredPartner['outcome'], svcId: string | null): StoredPartner =>
+    ({ hash: 'h', outcome, svcId, bestCandidate: null }) as unknown as StoredPartner;
+  const rerunOf = (previous: StoredPartner, over: { initialize?: boolean; dryRun?: boolean } = {}) => {
+    const w = work('lookup', 'h', 7);
+    w.rerun = {
+      jobId: 'nightly',
+      partition: { topic: 'partners', partition: 2 },
+      previous,
+      initialize: over.initialize ?? false,
+      dryRun: over.dryRun ?? false,
+      quotaShare: () => 1,
+      settle: () => {},
+    };
+    return w;
+  };
+  const emitted = (w: PartnerWork) =>
+    matchedOutputs(w, result, 'bulk-1', w.rerun?.previous, thresholds, context()).messages;
+  const types = (messages: OutputMessage[]) =>
+    messages.filter((m) => m.output === 'events').map((m) => (m.value as { type: string }).type);
+
+  it('names the match change: a MATCH gained or lost, another svcId, or the outcome crossing a threshold otherwise', () => {
+    expect(matchChange(stored('NO_MATCH', null), stored('MATCH', 'S1'))).toBe('gainedMatch');
+    expect(matchChange(stored('MATCH', 'S1'), stored('MAYBE_MATCH', 'S1'))).toBe('lostMatch');
+    expect(matchChange(stored('MATCH', 'S1'), stored('MATCH', 'S2'))).toBe('svcIdChanged');
+    expect(matchChange(stored('MAYBE_MATCH', 'S1'), stored('NO_MATCH', null))).toBe('outcomeChanged');
+    expect(matchChange(stored('MATCH', 'S1'), stored('MATCH', 'S1'))).toBeUndefined();
+    expect(matchChange(stored('NO_MATCH', null), stored('NO_MATCH', null))).toBeUndefined();
+  });
+
+  it('carries the rerun id on the MatchResult and the event; Updated only where the match changed', () => {
+    const changed = emitted(rerunOf(stored('NO_MATCH', null)));
+    expect(types(changed)).toEqual(['BusinessPartnerUpdated']);
+    expect(changed.find((m) => m.output === 'matches')?.value).toMatchObject({ rerunId: 'nightly' });
+    expect(changed.find((m) => m.output === 'events')?.value).toMatchObject({ rerunId: 'nightly' });
+    // The same content looked up again with the same answer: no event, though the hash is the stored one.
+    expect(types(emitted(rerunOf(stored('MATCH', 'SVC-1'))))).toEqual([]);
+    expect(emitted(rerunOf(stored('MATCH', 'SVC-1'))).map((m) => m.output)).toEqual(['matches', 'storage']);
+  });
+
+  it('announces every partner as Created when initializing a new downstream, and writes nothing in a dry run', () => {
+    expect(types(emitted(rerunOf(stored('MATCH', 'SVC-1'), { initialize: true })))).toEqual([
+      'BusinessPartnerCreated',
+    ]);
+    expect(emitted(rerunOf(stored('NO_MATCH', null), { dryRun: true }))).toEqual([]);
   });
 });

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   RefDataRequestValidationError,
+  RequestValidator,
   getRequestValidator,
   type RequestParts,
 } from '../../src/refdata/index.ts';
-import { SchemaCompiler } from '../../src/refdata/json-schema-subset.ts';
+import { parseReferenceDataDocument } from '../../src/refdata/openapi-document.ts';
 import { clientFor, rejectionOf } from './support/client-fixtures.ts';
 import { startTestServer, type TestServer } from './support/refdata-test-server.ts';
 
@@ -181,10 +182,97 @@ describe('request validation compiled from the OpenAPI document', () => {
   });
 
   it('refuses to compile a schema keyword it does not understand, so no limit is skipped silently', () => {
-    const compiler = new SchemaCompiler(() => ({}));
-    expect(() => compiler.compile({ type: 'string', multipleOf: 2 })).toThrow(
-      'unsupported JSON Schema keyword multipleOf',
+    const things = new RequestValidator(
+      documentWithThing('{ type: object, properties: { size: { type: integer, maximun: 5 } } }'),
     );
+    expect(() => things.validate('createThing', { body: { size: 1 } })).toThrow(/maximun/);
+  });
+
+  // Operations are compiled at their first request (not at start): this is where a schema of
+  // the repository's document that ajv cannot compile is caught before any request needs it.
+  it('compiles every operation of the repository document', () => {
+    const fresh = new RequestValidator();
+    for (const operationId of fresh.operationIds) {
+      expect(() => fresh.validate(operationId, {}), operationId).not.toThrow();
+    }
+  });
+});
+
+/** A one-operation document whose body is `thingSchema` (YAML flow style). */
+function documentWithThing(thingSchema: string) {
+  return parseReferenceDataDocument(`
+paths:
+  /things:
+    post:
+      operationId: createThing
+      x-root: base
+      x-safe-to-retry: false
+      requestBody:
+        required: true
+        content: { application/json: { schema: { $ref: '#/components/schemas/Thing' } } }
+      responses: { '204': { description: Created. } }
+components:
+  schemas:
+    Thing: ${thingSchema}
+`);
+}
+
+// Defects of the hand-written validator this one replaced, one test each.
+describe('request validation follows JSON Schema where the old subset did not', () => {
+  const things = new RequestValidator(
+    documentWithThing(`
+      type: object
+      x-assumed: true
+      properties:
+        name: { type: string, maxLength: 3 }
+        origin: { const: { x: 0, y: 0 } }
+        corner: { enum: [{ x: 0, y: 0 }, { x: 1, y: 1 }] }
+        createdAt: { type: string, format: date-time }
+        contact:
+          anyOf:
+            - { required: [email] }
+            - { required: [phone], properties: { phone: { type: string } } }`),
+  );
+  const issuesOf = (body: unknown) => things.validate('createThing', { body }).issues;
+
+  it('maxLength counts characters, not UTF-16 code units', () => {
+    expect(issuesOf({ name: '😀😀😀' })).toEqual([]);
+    expect(issuesOf({ name: '😀😀😀😀' })).toEqual([
+      expect.objectContaining({ field: 'body.name', keyword: 'maxLength', limit: 3 }),
+    ]);
+  });
+
+  it('const and enum compare objects by value', () => {
+    expect(issuesOf({ origin: { x: 0, y: 0 }, corner: { y: 1, x: 1 } })).toEqual([]);
+    expect(issuesOf({ origin: { x: 0, y: 1 }, corner: { x: 2, y: 2 } })).toEqual([
+      expect.objectContaining({ field: 'body.origin', keyword: 'const' }),
+      expect.objectContaining({ field: 'body.corner', keyword: 'enum' }),
+    ]);
+  });
+
+  it('format is checked, not ignored', () => {
+    expect(issuesOf({ createdAt: '2025-01-01T00:00:00Z' })).toEqual([]);
+    expect(issuesOf({ createdAt: 'yesterday' })).toEqual([
+      expect.objectContaining({ field: 'body.createdAt', keyword: 'format', limit: 'date-time' }),
+    ]);
+  });
+
+  it('anyOf stops at the first branch that matches instead of running every branch', () => {
+    let phoneReads = 0;
+    const contact = { email: 'a@example.com' };
+    Object.defineProperty(contact, 'phone', { enumerable: true, get: () => String(++phoneReads) });
+    expect(issuesOf({ contact })).toEqual([]);
+    expect(phoneReads).toBe(0);
+  });
+
+  it('reports an anyOf that no branch matches once, at its field', () => {
+    expect(issuesOf({ contact: {} })).toEqual([
+      {
+        field: 'body.contact',
+        keyword: 'anyOf',
+        message: 'body.contact must match one of the allowed shapes',
+      },
+    ]);
   });
 });
 

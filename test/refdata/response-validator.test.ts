@@ -132,7 +132,7 @@ components:
     expect(own.validate('deleteThings', 200, {}).issues[0]?.keyword).toBe('type');
   });
 
-  it('fails at construction on a response schema keyword it does not support', () => {
+  it('fails at construction on a response schema keyword it does not know', () => {
     const document = parseReferenceDataDocument(`
 paths:
   /things:
@@ -143,11 +143,11 @@ paths:
       responses:
         '200':
           description: Things.
-          content: { application/json: { schema: { type: string, contentEncoding: base64 } } }
+          content: { application/json: { schema: { type: string, maxLenght: 3 } } }
 components:
   schemas:
     ErrorBody: { type: object }
 `);
-    expect(() => new ResponseValidator(document)).toThrow(/contentEncoding/);
+    expect(() => new ResponseValidator(document)).toThrow(/maxLenght/);
   });
 });

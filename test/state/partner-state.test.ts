@@ -50,7 +50,24 @@ describe('PartnerState', () => {
   it('keeps what was set across a release and a new restore of the same file', async () => {
     const state = new PartnerState({ dir: stateDir() });
     await state.restore([partition]);
-    const stored = { hash: 'h1', svcId: 'S-1', outcome: 'MATCH' as const, bestCandidate: null };
+    const stored = {
+      hash: 'h1',
+      svcId: 'S-1',
+      outcome: 'MATCH' as const,
+      bestCandidate: null,
+      record: {
+        partnerId: 'P-1',
+        sourceSystem: 'ERP',
+        names: ['Acme'],
+        legalForm: null,
+        addresses: [],
+        identifiers: [],
+        taxNumbers: [],
+        changedAt: 1,
+      },
+      matchedAt: 1,
+      source: null,
+    };
     state.set(partition, 'P-1', stored);
     state.release([partition]);
     expect(state.get(partition, 'P-1')).toBeUndefined();
@@ -58,5 +75,35 @@ describe('PartnerState', () => {
     expect(state.get(partition, 'P-1')).toEqual(stored);
     expect(state.size).toBe(1);
     state.close();
+  });
+
+  it('reads a partition in chunks in partner id order, each after the last id of the one before', async () => {
+    const state = new PartnerState({ dir: stateDir() });
+    await state.restore([partition]);
+    const stored = (partnerId: string) => ({
+      hash: `h-${partnerId}`,
+      svcId: null,
+      outcome: 'NO_MATCH' as const,
+      bestCandidate: null,
+      record: {
+        partnerId,
+        sourceSystem: 'ERP',
+        names: ['Acme'],
+        legalForm: null,
+        addresses: [],
+        identifiers: [],
+        taxNumbers: [],
+        changedAt: 1,
+      },
+      matchedAt: 1,
+      source: null,
+    });
+    for (const id of ['P-3', 'P-1', 'P-5', 'P-2', 'P-4']) state.set(partition, id, stored(id));
+    const ids = (chunk: { partnerId: string }[]) => chunk.map(({ partnerId }) => partnerId);
+    expect(ids(state.scan(partition, '', 2))).toEqual(['P-1', 'P-2']);
+    expect(ids(state.scan(partition, 'P-2', 2))).toEqual(['P-3', 'P-4']);
+    expect(state.scan(partition, 'P-4', 2)).toEqual([{ partnerId: 'P-5', stored: stored('P-5') }]);
+    expect(state.scan(partition, 'P-5', 2)).toEqual([]);
+    expect(state.scan({ ...partition, partition: 9 }, '', 2)).toEqual([]);
   });
 });

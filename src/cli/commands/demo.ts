@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { RunSummary } from '../../pipeline/run-summary.ts';
-import { startSandbox } from '../../sandbox/index.ts';
 import { createFileEnrichment } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 import { summaryTable } from '../summary-table.ts';
@@ -29,6 +28,8 @@ export function registerDemo(program: Command): void {
     .option('--seed <n>', 'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)', '42')
     .option('--no-progress', 'no progress bar')
     .action(async (options: DemoOptions, command: Command) => {
+      // Imported here, not at the top: main.ts registers every command, and `run` must not load the sandbox.
+      const { startSandbox } = await import('../../sandbox/index.ts');
       const apiKey = randomBytes(16).toString('hex');
       const sandbox = await startSandbox({
         port: 0,

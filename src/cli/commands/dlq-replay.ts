@@ -44,7 +44,7 @@ export function registerDlqReplay(program: Command): void {
     .option('--since <time>', 'only dead letters that failed at or after this ISO 8601 time')
     .option('--dry-run', 'count what would be replayed, by stage and code, without publishing')
     .action(async (options: ReplayOptions, command: Command) => {
-      const config = commandConfig(command);
+      const config = commandConfig(command, {}, true);
       const kafka = createKafka(config.kafka);
       const take = deadLetterFilter(options);
       const chosen: KafkaMessage[] = [];

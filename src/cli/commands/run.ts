@@ -3,19 +3,32 @@ import {
   createLogger,
   createMetrics,
   startHealthServer,
+  startTracing,
   subscribeMetrics,
   type HealthServer,
 } from '../../observability/index.ts';
 import { combineObservers } from '../../pipeline/ports.ts';
 import { eventObserver } from '../../pipeline/event-observer.ts';
+import { rerunScheduleSpec, startRerunSchedule, type RerunSchedule } from '../../rerun/rerun-schedule.ts';
 import { createKafkaEnrichment, type Enrichment } from '../enrichment.ts';
 import { ExitPath } from '../exit-path.ts';
 import { startLagReporter } from '../lag-reporter.ts';
 import { logObserver } from '../log-observer.ts';
+import type { ConfigInput } from '../../config/index.ts';
+import { logReruns } from '../rerun-log.ts';
 import { commandConfig } from '../options.ts';
 
 /** Closing the clients after the grace period: disconnects, the last commit, the servers. */
 const CLOSE_BUDGET_MS = 10_000;
+
+/** The flags of the rerun schedule, each one an option of the `rerunSchedule` section. */
+interface RunFlags {
+  delivery?: string;
+  rerunEvery?: string;
+  rerunCron?: string;
+  rerunTimezone?: string;
+  rerunCatchUp?: boolean;
+}
 
 export function registerRun(program: Command): void {
   program
@@ -23,21 +36,60 @@ export function registerRun(program: Command): void {
     .description(
       'enrich the Kafka input topic continuously: Avro PartnerRecords in; matches, events, storage and dead letters out. ' +
         'Serves /metrics, /healthz and /readyz once built; SIGTERM or SIGINT finishes in-flight work within ' +
-        'shutdown.graceMs (a second signal exits at once). Exits non-zero on a failed start or a fatal failure.',
+        'shutdown.graceMs (a second signal exits at once). Exits non-zero on a failed start or a fatal failure. ' +
+        'With --rerun-every or --rerun-cron, also starts a full-storage rerun of the input topic at each slot of ' +
+        'the schedule, skipped while a rerun of the topic has not ended (docs/RERUN-SCHEDULING.md).',
     )
-    .action(async (_options, command: Command) => {
-      const config = commandConfig(command, { source: 'kafka' });
+    .option(
+      '--delivery <mode>',
+      'at-least-once (the default) or exactly-once: outputs and consumed offsets in one Kafka transaction ' +
+        'per input partition, for read_committed consumers (delivery; docs/GUARANTEES.md)',
+    )
+    .option(
+      '--rerun-every <interval>',
+      'schedule a rerun at every multiple of this interval since 1970-01-01 UTC: 24h is every midnight UTC; ' +
+        'at least 1m (rerunSchedule.every)',
+    )
+    .option(
+      '--rerun-cron <expression>',
+      "schedule a rerun at the times of a 5-field cron expression, e.g. '0 2 * * *'; not with --rerun-every " +
+        '(rerunSchedule.cron)',
+    )
+    .option(
+      '--rerun-timezone <zone>',
+      'IANA time zone of --rerun-cron; UTC by default (rerunSchedule.timezone)',
+    )
+    .option(
+      '--rerun-catch-up',
+      'at start, create the most recent slot missed while no replica ran, if its rerun does not exist ' +
+        '(rerunSchedule.catchUp)',
+    )
+    .action(async (flags: RunFlags, command: Command) => {
+      const config = commandConfig(command, {
+        source: 'kafka',
+        delivery: flags.delivery as ConfigInput['delivery'],
+        rerunSchedule: {
+          every: flags.rerunEvery,
+          cron: flags.rerunCron,
+          timezone: flags.rerunTimezone,
+          catchUp: flags.rerunCatchUp,
+        },
+      });
       const logger = createLogger({ level: config.observability.logLevel });
       const exit = new ExitPath({ logger, boundMs: config.shutdown.graceMs + CLOSE_BUDGET_MS });
+      const stopTracing = await startTracing(config.tracing, logger);
       const metrics = createMetrics();
       const unsubscribeMetrics = subscribeMetrics(metrics);
+      const unsubscribeRerunLog = logReruns(logger);
       let enrichment: Enrichment | undefined;
       let health: HealthServer | undefined;
       let lag: ReturnType<typeof startLagReporter> | undefined;
+      let schedule: RerunSchedule | undefined;
       let state: 'starting' | 'running' | 'stopping' = 'starting';
 
       const shutdown = async (graceMs: number) => {
         state = 'stopping';
+        await schedule?.stop();
         if (enrichment) {
           const { abandoned } = await enrichment.stop(graceMs);
           logger.info(
@@ -48,6 +100,8 @@ export function registerRun(program: Command): void {
         await lag?.stop();
         await health?.close();
         unsubscribeMetrics();
+        unsubscribeRerunLog();
+        await stopTracing();
         exit.exit();
       };
 
@@ -66,16 +120,18 @@ export function registerRun(program: Command): void {
         const built = enrichment;
         metrics.readRecordsInFlight(() => built.pipeline.inFlight);
         metrics.readState(() => ({ bytes: built.state.bytes, partners: built.state.size }));
+        const readiness = () => {
+          const pipeline = built.pipeline.readiness();
+          const phase = { starting: ['pipeline not started'], running: [], stopping: ['stopping'] }[state];
+          const reasons = [...phase, ...pipeline.reasons];
+          return { ready: reasons.length === 0, reasons };
+        };
+        metrics.readReady(() => readiness().ready);
         health = await startHealthServer({
           host: config.observability.metricsHost,
           port: config.observability.metricsPort,
           metrics,
-          readiness: () => {
-            const pipeline = built.pipeline.readiness();
-            const phase = { starting: ['pipeline not started'], running: [], stopping: ['stopping'] }[state];
-            const reasons = [...phase, ...pipeline.reasons];
-            return { ready: reasons.length === 0, reasons };
-          },
+          readiness,
           failing: () => exit.failure,
         });
         logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
@@ -85,6 +141,22 @@ export function registerRun(program: Command): void {
           return await shutdown(0);
         state = 'running';
         logger.info({ topic: config.topics.input, group: config.kafka.groupId }, 'enrichment running');
+        const spec = rerunScheduleSpec(config.rerunSchedule);
+        if (spec && built.rerunJobs) {
+          const { store, partitionCount } = built.rerunJobs;
+          schedule = startRerunSchedule({
+            spec,
+            catchUp: config.rerunSchedule.catchUp,
+            store,
+            job: {
+              inputTopic: config.topics.input,
+              batchSize: config.rerun.batchSize,
+              quotaShare: config.rerun.quotaShare,
+            },
+            partitionCount: async () => partitionCount,
+            logger,
+          });
+        }
       } catch (error) {
         // A failed start: close what was opened, then let the command report the error.
         await shutdown(0);

@@ -1,5 +1,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { SANDBOX_DEFAULTS, SANDBOX_MODES, startSandbox, type SandboxMode } from '../../sandbox/index.ts';
+// Only the flags' defaults at registration: the sandbox (fastify, the dataset, the response
+// validator) is imported when this command runs, so that `run` and the other commands never load it.
+import { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode } from '../../sandbox/defaults.ts';
 
 interface SandboxFlags {
   port: number;
@@ -66,6 +68,7 @@ export function registerSandbox(program: Command): void {
     .option('--job-death-rate <share>', 'share of jobs that die half-way', share, 0)
     .option('--over-limit', 'every quota consume answers OVER_LIMIT', false)
     .action(async (flags: SandboxFlags) => {
+      const { startSandbox } = await import('../../sandbox/index.ts');
       const sandbox = await startSandbox({
         port: flags.port,
         host: flags.host,

@@ -3,7 +3,7 @@
 // line. The service walks the storage itself and stores a BusinessPartnerCreated event per
 // partner; nothing passes through the pipeline, Kafka or the lookup quota.
 import cliProgress from 'cli-progress';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { ConfigError, envVarFor, type Config } from '../../config/index.ts';
 import { describeProblems } from '../../config/problems.ts';
 import {
@@ -16,6 +16,7 @@ import {
 } from '../../refdata/index.ts';
 import { createRefDataClient } from '../enrichment.ts';
 import { reportFailure } from '../failure.ts';
+import { nonEmpty, tagCollector, wholeNumber } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
 
 type InitializerJob = Schemas['EventStoreInitializerJob'];
@@ -52,32 +53,7 @@ interface InitializeFlags {
   timeout: number;
 }
 
-const nonEmpty = (value: string): string => {
-  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
-  return value;
-};
-
-const wholeNumber =
-  (name: string, min: number, max?: number) =>
-  (value: string): number => {
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
-      const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
-      throw new InvalidArgumentError(`${name} must be a whole number ${range}.`);
-    }
-    return n;
-  };
-
-const collectTag = (value: string, previous: string[] | undefined): string[] => {
-  const tags = previous ?? [];
-  const tag = nonEmpty(value);
-  const { maxTags } = INITIALIZER_LIMITS;
-  if (tags.includes(tag))
-    throw new InvalidArgumentError(`${tag} is given twice; tags must be unique (at most ${maxTags}).`);
-  if (tags.length === maxTags)
-    throw new InvalidArgumentError(`one tag too many; at most ${maxTags} unique tags are allowed.`);
-  return [...tags, tag];
-};
+const collectTag = tagCollector(INITIALIZER_LIMITS.maxTags);
 
 /** The create request the flags ask for; options left out take the service's defaults. */
 export function initializerRequest(flags: Omit<InitializeFlags, 'wait' | 'timeout'>): InitializerRequest {

@@ -13,7 +13,7 @@ export function registerTopicsCreate(program: Command): void {
       'create the input, output, storage (compacted), dead-letter and state (compacted) topics that are missing',
     )
     .action(async (_options, command: Command) => {
-      const config = commandConfig(command);
+      const config = commandConfig(command, {}, true);
       const admin = createKafka(config.kafka).admin();
       await admin.connect();
       try {

@@ -1,3 +1,8 @@
+// THE OLD IMPLEMENTATION, kept only as the baseline of bench/validation/bulk-body.ts: the
+// hand-written JSON Schema subset validator that src/refdata/schema-validation.ts (ajv)
+// replaced. Nothing in src uses it; do not import it elsewhere. Unchanged from
+// src/refdata/json-schema-subset.ts before the switch, apart from this header.
+//
 // A validator for the JSON Schema subset the OpenAPI document uses. The limits a caller must
 // respect (ranges, item counts, enumerations) live only in the document; compiling them here
 // keeps the client and the sandbox server from carrying hand-written checks that drift.

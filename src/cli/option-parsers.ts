@@ -1,0 +1,61 @@
+// Parsers of command-line option values shared by the commands: each refuses a bad value
+// with a message naming the option's rule, which commander prints and exits 1 on.
+import { InvalidArgumentError } from 'commander';
+
+export const nonEmpty = (value: string): string => {
+  if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
+  return value;
+};
+
+export const wholeNumber =
+  (name: string, min: number, max?: number) =>
+  (value: string): number => {
+    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
+      const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${name} must be a whole number ${range}.`);
+    }
+    return n;
+  };
+
+/** A repeatable (or variadic) --tag: unique values, at most `maxTags`. */
+export const tagCollector =
+  (maxTags: number) =>
+  (value: string, previous: string[] | undefined): string[] => {
+    const tags = previous ?? [];
+    const tag = nonEmpty(value);
+    if (tags.includes(tag))
+      throw new InvalidArgumentError(`${tag} is given twice; tags must be unique (at most ${maxTags}).`);
+    if (tags.length === maxTags)
+      throw new InvalidArgumentError(`one tag too many; at most ${maxTags} unique tags are allowed.`);
+    return [...tags, tag];
+  };
+
+/** A share of something: more than 0, at most 1. */
+export const share =
+  (name: string) =>
+  (value: string): number => {
+    const n = /^\d*\.?\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+    if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`${name} must be more than 0 and at most 1.`);
+    return n;
+  };
+
+/** An ISO 8601 date or date and time (`2030-01-31`, `2030-01-31T02:00:00Z`), as epoch ms. */
+export const isoTime =
+  (name: string) =>
+  (value: string): number => {
+    const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())
+      ? Date.parse(value)
+      : Number.NaN;
+    if (Number.isNaN(ms))
+      throw new InvalidArgumentError(`${name} must be an ISO 8601 date or time, e.g. 2030-01-31T02:00:00Z.`);
+    return ms;
+  };
+
+/** A repeatable (or variadic) option whose every value must pass `check`. */
+export const listOf =
+  (check: (value: string) => string) =>
+  (value: string, previous: string[] | undefined): string[] => {
+    const item = check(value);
+    return (previous ?? []).includes(item) ? (previous ?? []) : [...(previous ?? []), item];
+  };

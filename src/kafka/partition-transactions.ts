@@ -1,0 +1,235 @@
+// Exactly-once outputs: one transactional producer per input partition this member owns,
+// with a transactional id stable across restarts and owners (group, input topic,
+// partition). kafkajs has no KIP-447 (its TxnOffsetCommit carries no group generation),
+// so the transactional id is the fencing: whoever starts the partition's producer next
+// (its new owner after a rebalance, this member after a restart) bumps the producer epoch,
+// which aborts the previous owner's open transaction and refuses everything it sends after.
+// Each transaction carries a partition's finished outputs and the consumed offset they
+// finish, sent with sendOffsets: both become visible together, or neither does.
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
+import type { Committable } from '../pipeline/commit-watermark.ts';
+import type { OutputMessage } from '../pipeline/outputs.ts';
+import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
+import { backoffDelay } from '../retry/backoff.ts';
+import { KafkaError } from './errors.ts';
+import type { Encoded } from './kafka-sink.ts';
+import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
+
+export interface PartitionTransactionsOptions {
+  groupId: string;
+  transactionTimeoutMs: number;
+  /** Encodes an output, refusing one its topic can never take (the sink's check). */
+  encode(message: OutputMessage): Encoded;
+  /** Record batch limit (max.message.bytes) per output topic. */
+  limit(topic: string): number;
+  /** Most messages in one produce request. */
+  maxBatchMessages?: number;
+}
+
+/** Stable per input partition, so that the partition's next producer fences the previous one. */
+export const transactionalId = (groupId: string, ref: PartitionRef): string =>
+  `${groupId}.${ref.topic}.${ref.partition}`;
+
+/** Errors by which the broker says a newer producer holds the transactional id. */
+const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
+
+/** Whether `error` (or what it wraps) says the producer was fenced. */
+function isFenced(error: unknown): boolean {
+  for (let e = error as { type?: string; cause?: unknown; originalError?: unknown } | undefined; e;) {
+    if (typeof e.type === 'string' && FENCED.has(e.type)) return true;
+    // kafkajs knows no code 90 (PRODUCER_FENCED, newer brokers' answer) and wraps some errors.
+    if (
+      /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|Unknown error code 90\b|with an old epoch/.test(
+        String((e as Error).message),
+      )
+    )
+      return true;
+    e = (e.originalError ?? e.cause) as typeof e;
+  }
+  return false;
+}
+
+/**
+ * How often AddOffsetsToTxn is asked again while the coordinator still ends the previous
+ * transaction (CONCURRENT_TRANSACTIONS), 20 ms apart at first, at most 500 ms: about 8 s.
+ */
+const CONCURRENT_ATTEMPTS = 20;
+
+const isConcurrent = (error: unknown): boolean =>
+  (error as { type?: string }).type === 'CONCURRENT_TRANSACTIONS';
+
+const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
+
+interface Owned {
+  producer: Producer;
+  /** Transactions of one producer go one after another. */
+  busy: Promise<unknown>;
+}
+
+export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded> {
+  readonly #kafka: Kafka;
+  readonly #options: PartitionTransactionsOptions;
+  readonly #owned = new Map<string, Owned>();
+
+  constructor(kafka: Kafka, options: PartitionTransactionsOptions) {
+    this.#kafka = kafka;
+    this.#options = options;
+  }
+
+  prepare(messages: OutputMessage[]): Encoded[] {
+    return messages.map((message) => this.#options.encode(message));
+  }
+
+  /**
+   * Starts the partition's producer and fences its previous owner: resolves once any
+   * transaction that owner left open has ended (committed or aborted), so that the offset
+   * committed for the partition is final from then on.
+   */
+  async open(ref: PartitionRef): Promise<void> {
+    if (this.#owned.has(keyOf(ref))) return;
+    const producer = this.#kafka.producer({
+      transactionalId: transactionalId(this.#options.groupId, ref),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: this.#options.transactionTimeoutMs,
+      allowAutoTopicCreation: false,
+    });
+    const opened = (async () => {
+      await producer.connect();
+      // kafkajs asks for the producer id at the first transaction; an empty one sends
+      // nothing else (no EndTxn) and fences now rather than at the first commit.
+      const empty = await producer.transaction();
+      await empty.abort();
+    })();
+    this.#owned.set(keyOf(ref), { producer, busy: opened });
+    try {
+      await opened;
+    } catch (error) {
+      throw failure(ref, error);
+    }
+  }
+
+  /**
+   * One transaction: `messages`, then `offset` committed for the consumer group, then the
+   * commit. Rejects with TRANSACTION_FENCED (nothing of it is visible; the partition is no
+   * longer this member's) or TRANSACTION_FAILED.
+   */
+  commit(ref: PartitionRef, messages: Encoded[], offset: Committable): Promise<void> {
+    const owned = this.#owned.get(keyOf(ref));
+    if (!owned)
+      return Promise.reject(
+        new KafkaError('TRANSACTION_FENCED', `no producer for ${keyOf(ref)}: the partition is not ours`),
+      );
+    const run = owned.busy
+      .catch(() => {})
+      .then(() => this.#transaction(owned.producer, ref, messages, offset));
+    owned.busy = run;
+    return run;
+  }
+
+  /** The partition moved away: its producer is closed once its transaction under way ended. */
+  async close(ref: PartitionRef): Promise<void> {
+    const owned = this.#owned.get(keyOf(ref));
+    if (!owned) return;
+    this.#owned.delete(keyOf(ref));
+    await owned.busy.catch(() => {});
+    await owned.producer.disconnect().catch(() => {});
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#owned.keys()].map((key) => this.close(this.#refOf(key))));
+  }
+
+  #refOf(key: string): PartitionRef {
+    const at = key.lastIndexOf(':');
+    return { topic: key.slice(0, at), partition: Number(key.slice(at + 1)) };
+  }
+
+  async #transaction(
+    producer: Producer,
+    ref: PartitionRef,
+    messages: Encoded[],
+    offset: Committable,
+  ): Promise<void> {
+    let transaction: Awaited<ReturnType<Producer['transaction']>> | undefined;
+    try {
+      transaction = await producer.transaction();
+      for (const chunk of this.#chunks(messages)) {
+        await transaction.sendBatch({
+          acks: -1,
+          topicMessages: [...chunk].map(([topic, list]) => ({ topic, messages: list })),
+        });
+      }
+      await this.#sendOffsets(transaction, offset);
+      await transaction.commit();
+    } catch (error) {
+      // Aborting tells read_committed consumers at once; a fenced producer cannot (its
+      // successor's start aborted the transaction already).
+      if (transaction?.isActive() && !isFenced(error)) await transaction.abort().catch(() => {});
+      throw failure(ref, error);
+    }
+  }
+
+  /**
+   * The offset joins the transaction. Right after a commit the coordinator is still writing
+   * the previous transaction's markers and answers CONCURRENT_TRANSACTIONS, a transient
+   * refusal that leaves the transaction as it was: kafkajs retries it when a send adds
+   * partitions, not when offsets are added (tulios/kafkajs#430), so a transaction whose
+   * outputs are all held back (only the offset moves) would fail the pipeline.
+   */
+  async #sendOffsets(transaction: Transaction, offset: Committable): Promise<void> {
+    const offsets = {
+      consumerGroupId: this.#options.groupId,
+      topics: [
+        { topic: offset.topic, partitions: [{ partition: offset.partition, offset: String(offset.offset) }] },
+      ],
+    };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await transaction.sendOffsets(offsets);
+        return;
+      } catch (error) {
+        if (!isConcurrent(error) || attempt >= CONCURRENT_ATTEMPTS) throw error;
+        await delay(backoffDelay(attempt, { initialDelayMs: 20, maxDelayMs: 500 }));
+      }
+    }
+  }
+
+  /** Requests of at most each topic's limit in bytes (kafkajs builds one batch per topic-partition). */
+  *#chunks(messages: Encoded[]): Generator<Map<string, Message[]>> {
+    const max = this.#options.maxBatchMessages ?? 2000;
+    let chunk = new Map<string, Message[]>();
+    let bytes = new Map<string, number>();
+    let count = 0;
+    for (const { topic, message, bytes: size } of messages) {
+      const used = (bytes.get(topic) ?? 0) + size;
+      if (count > 0 && (count >= max || RECORD_BATCH_OVERHEAD + used > this.#options.limit(topic))) {
+        yield chunk;
+        chunk = new Map();
+        bytes = new Map();
+        count = 0;
+      }
+      bytes.set(topic, (bytes.get(topic) ?? 0) + size);
+      const messages = chunk.get(topic);
+      if (messages) messages.push(message);
+      else chunk.set(topic, [message]);
+      count += 1;
+    }
+    if (count > 0) yield chunk;
+  }
+}
+
+function failure(ref: PartitionRef, error: unknown): KafkaError {
+  const message = (error as Error).message;
+  return isFenced(error)
+    ? new KafkaError(
+        'TRANSACTION_FENCED',
+        `transactional producer of ${keyOf(ref)} fenced (the partition has a newer owner): ${message}`,
+        { cause: error, details: { topic: ref.topic, partition: ref.partition } },
+      )
+    : new KafkaError('TRANSACTION_FAILED', `transaction of ${keyOf(ref)} failed: ${message}`, {
+        cause: error,
+        details: { topic: ref.topic, partition: ref.partition },
+      });
+}

@@ -1,0 +1,260 @@
+// One input partition's share of a rerun, executed by the partition's owner: its stored
+// partners in id order, a chunk at a time (Debezium's incremental snapshot, DBLog): a chunk
+// is offered to the pipeline, its outcomes are awaited (outputs durable), then the partition's
+// progress (the last partner id, counts, the change report) is written to the state topic.
+// A kill or a rebalance loses at most the chunk under way, which the next owner offers again
+// under the same ledger positions: the bulks it paid for are read again, not paid again.
+import { pipelineEvents } from '../observability/events.ts';
+import type { StoredPartner } from '../pipeline/outputs.ts';
+import type { PartitionRef } from '../pipeline/ports.ts';
+import type { RerunOutcome, RerunTask } from '../pipeline/records.ts';
+import { chooses } from './rerun-filter.ts';
+import {
+  emptyChanges,
+  emptyCounts,
+  type RerunFilter,
+  type RerunJob,
+  type RerunJobStore,
+  type RerunPartitionProgress,
+} from './rerun-job.ts';
+
+/** What the pipeline offers a rerun (Pipeline implements it). */
+export interface RerunHost {
+  partitions(): { ref: PartitionRef; epoch: number; restored: Promise<void> }[];
+  onPartitions(listener: () => void): () => void;
+  rerun(
+    ref: PartitionRef,
+    epoch: number,
+    partners: { partnerId: string; stored: StoredPartner }[],
+    task: Omit<RerunTask, 'partition' | 'previous' | 'settle'>,
+  ): Promise<RerunOutcome>[];
+  releaseRerun(jobId: string, partition: number): Promise<void>;
+}
+
+/** The partner state, read in partner id order. */
+export interface StoredPartners {
+  scan(ref: PartitionRef, after: string, limit: number): { partnerId: string; stored: StoredPartner }[];
+}
+
+export interface PartitionRerunParts {
+  host: RerunHost;
+  jobs: RerunJobStore;
+  state: StoredPartners;
+  /** The job as it stands now (its control and quota share can change while it runs). */
+  job: () => RerunJob;
+  /** Resolves at the next change of any job (a pause lifted, a cancel). */
+  changed: () => Promise<unknown>;
+  /** Resolves once live work leaves room for the next chunk (see live-headroom.ts). */
+  headroom?: () => Promise<void>;
+  owner?: () => string | undefined;
+  now?: () => number;
+}
+
+/** The next partners a share looks up, and the last partner id read to choose them. */
+interface Chunk {
+  partners: { partnerId: string; stored: StoredPartner }[];
+  last: string | null;
+}
+
+/** Rows read per scan while a filter leaves most of them out. */
+const SCAN_PAGE = 1_000;
+
+export class PartitionRerun {
+  readonly #parts: PartitionRerunParts;
+  readonly #ref: PartitionRef;
+  readonly #epoch: number;
+  readonly #abort = new AbortController();
+  readonly #aborted: Promise<'aborted'>;
+
+  constructor(parts: PartitionRerunParts, ref: PartitionRef, epoch: number) {
+    this.#parts = parts;
+    this.#ref = ref;
+    this.#epoch = epoch;
+    this.#aborted = new Promise((resolve) =>
+      this.#abort.signal.addEventListener('abort', () => resolve('aborted'), { once: true }),
+    );
+  }
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /** Stops after what is under way; nothing more is written for this partition by this runner. */
+  abort(): void {
+    this.#abort.abort();
+  }
+
+  /**
+   * Runs the partition's share to its end (true), or until aborted, canceled or its work was
+   * dropped (false). Rejects when its progress cannot be written.
+   */
+  async run(): Promise<boolean> {
+    const { jobs, host } = this.#parts;
+    const now = this.#parts.now ?? Date.now;
+    const jobId = this.#parts.job().id;
+    let progress = jobs.progress(jobId).get(this.#ref.partition) ?? (await this.#start(now()));
+    if (progress.done || progress.error !== undefined) return true;
+    if (!jobs.progress(jobId).has(this.#ref.partition)) await this.#save(progress);
+    while (!this.#abort.signal.aborted) {
+      const job = this.#parts.job();
+      if (job.control === 'cancel') return false;
+      if (job.control === 'pause') {
+        if ((await Promise.race([this.#parts.changed(), this.#aborted])) === 'aborted') return false;
+        continue;
+      }
+      if ((await Promise.race([this.#parts.headroom?.(), this.#aborted])) === 'aborted') return false;
+      let chunk: Chunk;
+      try {
+        chunk = this.#chunk(job, progress);
+      } catch (error) {
+        // The partition's state cannot be read (a damaged file): the share dies, the job
+        // says so (DIED, with the reason), live work goes on.
+        progress = { ...progress, error: (error as Error).message, updatedAt: now(), finishedAt: now() };
+        await this.#save(progress);
+        return true;
+      }
+      if (chunk.partners.length === 0) {
+        progress = {
+          ...progress,
+          lastPartnerId: chunk.last,
+          done: true,
+          updatedAt: now(),
+          finishedAt: now(),
+        };
+        await this.#save(progress);
+        this.#published(progress, []);
+        return true;
+      }
+      const outcomes = await Promise.race([
+        Promise.all(
+          host.rerun(this.#ref, this.#epoch, chunk.partners, {
+            jobId,
+            initialize: job.initialize,
+            dryRun: job.dryRun,
+            quotaShare: () => this.#parts.job().quotaShare,
+          }),
+        ),
+        this.#aborted,
+      ]);
+      // The partition moved or the pipeline stops: whoever owns it next redoes this chunk.
+      if (outcomes === 'aborted' || outcomes.some((o) => o.kind === 'dropped')) return false;
+      progress = tally(progress, outcomes, chunk.last, now());
+      await this.#save(progress);
+      this.#published(progress, outcomes);
+      await host.releaseRerun(jobId, this.#ref.partition);
+    }
+    return false;
+  }
+
+  /** Metrics and anyone else listening: what the chunk's partners came to, how far the share is. */
+  #published(progress: RerunPartitionProgress, outcomes: RerunOutcome[]): void {
+    const results = { changed: 0, unchanged: 0, failed: 0, superseded: 0 };
+    for (const { kind } of outcomes) if (kind !== 'dropped') results[kind] += 1;
+    pipelineEvents.rerun.publish({
+      type: 'chunk',
+      jobId: progress.jobId,
+      partition: progress.partition,
+      results,
+      read: progress.counts.read,
+      total: progress.total,
+      done: progress.done,
+    });
+  }
+
+  async #start(at: number): Promise<RerunPartitionProgress> {
+    const job = this.#parts.job();
+    return {
+      jobId: job.id,
+      partition: this.#ref.partition,
+      total: await this.#count(job, at),
+      lastPartnerId: null,
+      done: false,
+      counts: emptyCounts(),
+      changes: emptyChanges(),
+      startedAt: at,
+      updatedAt: at,
+      ...this.#owner(),
+    };
+  }
+
+  async #save(progress: RerunPartitionProgress): Promise<void> {
+    if (this.#abort.signal.aborted) return;
+    await this.#parts.jobs.saveProgress({ ...progress, ...this.#owner() });
+  }
+
+  #owner(): { owner?: string } {
+    const owner = this.#parts.owner?.();
+    return owner ? { owner } : {};
+  }
+
+  /** How many partners the job chooses in this partition: what its progress counts towards. */
+  async #count(job: RerunJob, startedAt: number): Promise<number> {
+    const filter = fromBefore(job, startedAt);
+    let count = 0;
+    for (let after = job.startAfter ?? ''; ;) {
+      // A partition of millions of partners takes seconds to count: live work goes on between pages.
+      await new Promise((resolve) => setImmediate(resolve));
+      const rows = this.#parts.state.scan(this.#ref, after, SCAN_PAGE);
+      for (const row of rows) if (chooses(filter, row.stored)) count += 1;
+      if (rows.length < SCAN_PAGE) break;
+      after = (rows.at(-1) as (typeof rows)[number]).partnerId;
+    }
+    return job.limit === undefined ? count : Math.min(count, job.limit);
+  }
+
+  /** The next chosen partners after the last chunk, and the last id read to find them. */
+  #chunk(job: RerunJob, progress: RerunPartitionProgress): Chunk {
+    const filter = fromBefore(job, progress.startedAt);
+    const wanted = Math.min(
+      job.batchSize,
+      job.limit === undefined ? Number.POSITIVE_INFINITY : job.limit - progress.counts.read,
+    );
+    const partners: { partnerId: string; stored: StoredPartner }[] = [];
+    let last = progress.lastPartnerId;
+    if (wanted <= 0) return { partners, last };
+    for (;;) {
+      const rows = this.#parts.state.scan(this.#ref, last ?? job.startAfter ?? '', SCAN_PAGE);
+      for (const row of rows) {
+        last = row.partnerId;
+        if (!chooses(filter, row.stored)) continue;
+        partners.push(row);
+        if (partners.length === wanted) return { partners, last };
+      }
+      if (rows.length < SCAN_PAGE) return { partners, last };
+    }
+  }
+}
+
+/**
+ * The job's filter, and only partners last looked up before the share started: one looked up
+ * since (by a live record, or by this rerun before a restart) has its fresh match already, and
+ * partners new since the start would keep the share from ever reaching its end (the key range
+ * is fixed at the start, as in Debezium's and DBLog's chunked snapshots).
+ */
+function fromBefore(job: RerunJob, startedAt: number): RerunFilter {
+  const since = job.filter.notLookedUpSince;
+  return { ...job.filter, notLookedUpSince: since === undefined ? startedAt : Math.min(since, startedAt) };
+}
+
+function tally(
+  progress: RerunPartitionProgress,
+  outcomes: RerunOutcome[],
+  last: string | null,
+  at: number,
+): RerunPartitionProgress {
+  const counts = { ...progress.counts };
+  const changes = { ...progress.changes };
+  counts.read += outcomes.length;
+  for (const outcome of outcomes) {
+    if (outcome.kind === 'changed') {
+      counts.lookedUp += 1;
+      counts.changed += 1;
+      changes[outcome.change] += 1;
+    } else if (outcome.kind === 'unchanged') {
+      counts.lookedUp += 1;
+      counts.unchanged += 1;
+    } else if (outcome.kind === 'failed') counts.failed += 1;
+    else if (outcome.kind === 'superseded') counts.superseded += 1;
+  }
+  return { ...progress, counts, changes, lastPartnerId: last, updatedAt: at };
+}

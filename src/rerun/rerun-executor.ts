@@ -1,0 +1,126 @@
+// Runs reruns inside `run`: follows the jobs in the state topic and, for the one job of its
+// input topic that is due (the earliest not ended: jobs of one scope never overlap, the
+// topic's order is the lease), runs its share on each input partition this replica owns.
+// A rebalance moves a partition's share with the partition; a pause holds it between
+// chunks, a cancel stops it after the chunk under way.
+import type { PartitionRef } from '../pipeline/ports.ts';
+import { PartitionRerun, type RerunHost, type StoredPartners } from './partition-rerun.ts';
+import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
+
+export interface RerunExecutorParts {
+  host: RerunHost;
+  jobs: RerunJobStore;
+  state: StoredPartners;
+  inputTopic: string;
+  /** Partitions of the input topic: a job is done when all of them are. */
+  partitionCount: () => number;
+  owner?: () => string | undefined;
+  now?: () => number;
+  /** Resolves once live work leaves room for a rerun's next chunk. */
+  headroom?: () => Promise<void>;
+  /** A partition's share failed (its progress could not be written): the process cannot go on with it. */
+  failed: (error: Error) => void;
+}
+
+export class RerunExecutor {
+  readonly #parts: RerunExecutorParts;
+  readonly #running = new Map<string, { jobId: string; runner: PartitionRerun; done: Promise<void> }>();
+  /** Shares that ended unfinished under an assignment (the pipeline stops): not started again under it. */
+  readonly #interrupted = new Set<string>();
+  #changed = Promise.withResolvers<undefined>();
+  #unfollow: (() => Promise<void>) | undefined;
+  #unlisten: (() => void) | undefined;
+  #startTimer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(parts: RerunExecutorParts) {
+    this.#parts = parts;
+  }
+
+  async start(): Promise<void> {
+    await this.#parts.jobs.load();
+    this.#unfollow = await this.#parts.jobs.follow(() => this.#reconcile());
+    this.#unlisten = this.#parts.host.onPartitions(() => this.#reconcile());
+    this.#reconcile();
+  }
+
+  /** Stops every partition's share after what is under way; their progress stays as last written. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#startTimer);
+    this.#unlisten?.();
+    for (const { runner } of this.#running.values()) runner.abort();
+    await Promise.allSettled([...this.#running.values()].map((r) => r.done));
+    await this.#unfollow?.();
+  }
+
+  /** The job of this replica's input topic that runs now, if any. */
+  due(): RerunJob | undefined {
+    const { jobs, inputTopic, partitionCount } = this.#parts;
+    return jobs
+      .jobs()
+      .find((job) => job.inputTopic === inputTopic && !isEnded(job, jobs.progress(job.id), partitionCount()));
+  }
+
+  #reconcile(): void {
+    const changed = this.#changed;
+    this.#changed = Promise.withResolvers<undefined>();
+    changed.resolve(undefined);
+    if (this.#stopped) return;
+    const job = this.due();
+    const owned = new Map(this.#parts.host.partitions().map((p) => [p.ref.partition, p]));
+    for (const [key, running] of this.#running) {
+      const partition = owned.get(Number(key));
+      if (running.jobId !== job?.id || job.control === 'cancel' || partition?.epoch !== running.runner.epoch)
+        running.runner.abort();
+    }
+    if (!job || job.control === 'cancel') return;
+    const now = (this.#parts.now ?? Date.now)();
+    if (job.startAt !== undefined && job.startAt > now) {
+      clearTimeout(this.#startTimer);
+      this.#startTimer = setTimeout(() => this.#reconcile(), job.startAt - now);
+      this.#startTimer.unref();
+      return;
+    }
+    for (const { ref, epoch, restored } of owned.values()) {
+      if (this.#running.has(String(ref.partition))) continue;
+      if (this.#interrupted.has(`${job.id}:${ref.partition}:${epoch}`)) continue;
+      const progress = this.#parts.jobs.progress(job.id).get(ref.partition);
+      if (progress?.done || progress?.error !== undefined) continue;
+      this.#launch(job.id, ref, epoch, restored);
+    }
+  }
+
+  #launch(jobId: string, ref: PartitionRef, epoch: number, restored: Promise<void>): void {
+    const { jobs } = this.#parts;
+    const runner = new PartitionRerun(
+      {
+        host: this.#parts.host,
+        jobs,
+        state: this.#parts.state,
+        job: () => jobs.job(jobId) as RerunJob,
+        changed: () => this.#changed.promise,
+        ...(this.#parts.owner ? { owner: this.#parts.owner } : {}),
+        ...(this.#parts.now ? { now: this.#parts.now } : {}),
+        ...(this.#parts.headroom ? { headroom: this.#parts.headroom } : {}),
+      },
+      ref,
+      epoch,
+    );
+    const key = String(ref.partition);
+    const done = restored
+      .then(() => runner.run())
+      .then((finished) => {
+        if (!finished) this.#interrupted.add(`${jobId}:${ref.partition}:${epoch}`);
+      })
+      .catch((error: unknown) => {
+        if (!this.#stopped) this.#parts.failed(error as Error);
+      })
+      .finally(() => {
+        if (this.#running.get(key)?.runner === runner) this.#running.delete(key);
+        // Its partition may have a share of the next job, or of this one again after a move.
+        if (!this.#stopped) queueMicrotask(() => this.#reconcile());
+      });
+    this.#running.set(key, { jobId, runner, done });
+  }
+}

@@ -1,0 +1,48 @@
+// The run's log as an operator reads it: a burst of per-record events is one line with a count.
+import { Writable } from 'node:stream';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { logObserver } from '../../src/cli/log-observer.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, observer: logObserver(createLogger({ level: 'info', destination })) };
+}
+
+describe('logObserver', () => {
+  it('regression: a failed bulk of 500 records logs one line for their retries, not 500', async () => {
+    const { lines, observer } = capture();
+    for (let i = 0; i < 500; i += 1) observer.retry?.('REFDATA_SERVER_ERROR', 1);
+    observer.bulkFailed?.(500, 'REFDATA_SERVER_ERROR', 40);
+    await nextTurn();
+    const retried = lines.filter((line) => line.msg === 'lookups retried');
+    expect(retried).toEqual([
+      expect.objectContaining({ code: 'REFDATA_SERVER_ERROR', attempt: 1, records: 500 }),
+    ]);
+    expect(lines.filter((line) => line.msg === 'bulk failed')).toHaveLength(1);
+  });
+
+  it('logs dead letters once per stage and code in a turn, with how many records', async () => {
+    const { lines, observer } = capture();
+    for (let i = 0; i < 3; i += 1) observer.deadLetter?.('lookup', 'TASK_FAILED');
+    observer.deadLetter?.('mapping', 'MAPPING_MISSING_FIELD');
+    await nextTurn();
+    observer.deadLetter?.('lookup', 'TASK_FAILED');
+    await nextTurn();
+    const deadLettered = lines
+      .filter((line) => line.msg === 'records dead-lettered')
+      .map(({ stage, code, records }) => ({ stage, code, records }));
+    expect(deadLettered).toEqual([
+      { stage: 'lookup', code: 'TASK_FAILED', records: 3 },
+      { stage: 'mapping', code: 'MAPPING_MISSING_FIELD', records: 1 },
+      { stage: 'lookup', code: 'TASK_FAILED', records: 1 },
+    ]);
+  });
+});

@@ -1,0 +1,233 @@
+// `partner-enrich rerun` as operators run it: separate processes against the real broker,
+// sharing nothing but the state topic. No executor exists in these tests: where a job must
+// move, the test writes the progress an executor would write (simulatedProgress).
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import type { RerunJob } from '../../src/rerun/rerun-job.ts';
+import { runCli, startCli, type CliResult } from '../support/cli.ts';
+import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { simulatedProgress } from '../support/rerun-records.ts';
+
+const kafka = kafkaClient();
+const state = uniqueName('rerun-cli.state');
+/** One input topic per group of tests: jobs of one topic wait for each other. */
+const controlled = uniqueName('rerun-cli.controlled');
+const followed = uniqueName('rerun-cli.followed');
+const env = {
+  PARTNER_ENRICH_KAFKA__BROKERS: inject('kafkaBrokers'),
+  PARTNER_ENRICH_TOPICS__STATE: state,
+  PARTNER_ENRICH_TOPICS__INPUT: controlled,
+  // The configuration is validated whole, for every command.
+  PARTNER_ENRICH_REFDATA__API_KEY: 'unused-by-rerun',
+};
+let cleanup: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ cleanup } = await withTopics(kafka, [
+    { topic: state, numPartitions: 2, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+    { topic: controlled, numPartitions: 2 },
+    { topic: followed, numPartitions: 2 },
+  ]));
+});
+afterAll(() => cleanup());
+
+/** The job as the state topic holds it now, read by a store of the test's own. */
+async function storedJob(id: string): Promise<RerunJob | undefined> {
+  const store = new KafkaRerunJobStore(kafka, state);
+  await store.load();
+  await store.close();
+  return store.job(id);
+}
+
+const rerun = (...args: string[]): Promise<CliResult> => runCli(['rerun', ...args], env);
+
+describe('rerun options', () => {
+  it('are refused before anything is written, each with what the option needs', async () => {
+    const results = await Promise.all([
+      rerun('start', '--batch-size', '501'),
+      rerun('start', '--tag', 'a', '--tag', 'a'),
+      rerun('start', '--quota-share', '0'),
+      rerun('start', '--not-looked-up-since', 'yesterday'),
+      rerun('start', '--outcome', 'GOOD'),
+      rerun('throttle', 'some-job'),
+    ]);
+    for (const r of results) expect(r.code, r.stderr).toBe(1);
+    const [batch, tags, share, since, outcome, throttle] = results.map((r) => r.stderr) as string[];
+    expect(batch).toContain('batchSize must be a whole number from 1 to 500.');
+    expect(tags).toContain('a is given twice; tags must be unique (at most 10).');
+    expect(share).toContain('--quota-share must be more than 0 and at most 1.');
+    expect(since).toContain('--not-looked-up-since must be an ISO 8601 date or time');
+    expect(outcome).toContain('GOOD is not an outcome; one of MATCH, MAYBE_MATCH, NO_MATCH, FAILED.');
+    expect(throttle).toContain("required option '--quota-share <share>' not specified");
+  });
+});
+
+describe('rerun jobs from separate processes', () => {
+  it('start writes a job that status and list of another process show; --if-idle then refuses and writes nothing', async () => {
+    const started = await rerun(
+      'start',
+      '--id',
+      'nightly-1',
+      '--country',
+      'de',
+      'AT',
+      '--outcome',
+      'NO_MATCH',
+      '--not-looked-up-since',
+      '2030-01-31',
+      '--batch-size',
+      '100',
+      '--tag',
+      'nightly',
+      '--tag',
+      'refresh',
+      '--dry-run',
+      '--quota-share',
+      '0.25',
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout.trim()).toBe('nightly-1');
+
+    const [status, list, busy, unknown, missing] = await Promise.all([
+      rerun('status', 'nightly-1', '--json'),
+      rerun('list'),
+      rerun('start', '--if-idle', '--id', 'nightly-2'),
+      rerun('start', '--topic', uniqueName('no-such-topic')),
+      rerun('status', 'no-such-job'),
+    ]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      status: 'CREATED',
+      progress: 0,
+      paused: false,
+      job: {
+        id: 'nightly-1',
+        inputTopic: controlled,
+        filter: {
+          countries: ['DE', 'AT'],
+          outcomes: ['NO_MATCH'],
+          notLookedUpSince: Date.parse('2030-01-31'),
+        },
+        batchSize: 100,
+        tags: ['nightly', 'refresh'],
+        dryRun: true,
+        initialize: false,
+        quotaShare: 0.25,
+        control: 'run',
+      },
+    });
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toMatch(/│ nightly-1 +│ \S+ +│ CREATED +│ 0 % +│/);
+
+    expect(busy.code, busy.stderr).toBe(5);
+    expect(busy.stderr).toContain('RERUN_SCOPE_BUSY: rerun nightly-1 of input topic');
+    expect(await storedJob('nightly-2')).toBeUndefined();
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('RERUN_UNKNOWN_TOPIC');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('RERUN_NOT_FOUND: no rerun no-such-job');
+  });
+
+  it('pause, resume, throttle and cancel rewrite the job; an ended job refuses them', async () => {
+    expect((await rerun('start', '--id', 'controlled-1')).code).toBe(0);
+    const createdAt = (await storedJob('controlled-1'))?.controlAt as number;
+
+    const paused = await rerun('pause', 'controlled-1');
+    expect(paused.code, paused.stderr).toBe(0);
+    expect(paused.stdout).toContain('rerun controlled-1: CREATED (paused)');
+    const afterPause = await storedJob('controlled-1');
+    expect(afterPause?.control).toBe('pause');
+    expect(afterPause?.controlAt).toBeGreaterThanOrEqual(createdAt);
+
+    expect((await rerun('resume', 'controlled-1')).code).toBe(0);
+    expect((await storedJob('controlled-1'))?.control).toBe('run');
+
+    const throttled = await rerun('throttle', 'controlled-1', '--quota-share', '0.1');
+    expect(throttled.code, throttled.stderr).toBe(0);
+    expect(await storedJob('controlled-1')).toMatchObject({ control: 'run', quotaShare: 0.1 });
+
+    expect((await rerun('cancel', 'controlled-1')).code).toBe(0);
+    const status = await rerun('status', 'controlled-1');
+    expect(status.stdout).toMatch(/^status +CANCELED$/m);
+
+    const refused = await rerun('throttle', 'controlled-1', '--quota-share', '0.9');
+    expect(refused.code).toBe(6);
+    expect(refused.stderr).toContain(
+      'RERUN_ENDED: rerun controlled-1 CANCELED; there is nothing to throttle',
+    );
+    expect((await storedJob('controlled-1'))?.quotaShare).toBe(0.1);
+  });
+});
+
+describe('following a rerun', () => {
+  const store = new KafkaRerunJobStore(kafka, state);
+  afterAll(() => store.close());
+
+  /** Starts `rerun start --wait` for `id` and resolves once it wrote the job. */
+  async function waiting(id: string, ...args: string[]) {
+    const child = startCli(['rerun', 'start', '--topic', followed, '--id', id, '--wait', ...args], env);
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const exit = once(child, 'exit');
+    await eventually(
+      () => stderr.includes(`started rerun ${id}`) || child.exitCode !== null,
+      60_000,
+      'the job',
+    );
+    return {
+      result: async (): Promise<CliResult> => ({ code: ((await exit) as [number])[0], stdout, stderr }),
+      stderr: () => stderr,
+    };
+  }
+
+  it('--wait follows the (simulated) progress to FINISHED, printing log lines and the change report, and exits 0', async () => {
+    const run = await waiting('followed-ok');
+    const counts = (read: number, changed: number) => ({
+      ...simulatedProgress('followed-ok', 0).counts,
+      read,
+      lookedUp: read,
+      changed,
+      unchanged: read - changed,
+    });
+    await store.saveProgress(simulatedProgress('followed-ok', 0, { total: 100, counts: counts(50, 5) }));
+    await eventually(() => run.stderr().includes('50 of 200 partners read'), 60_000, 'the progress line');
+    const changes = { gainedMatch: 3, lostMatch: 1, svcIdChanged: 2, outcomeChanged: 1 };
+    await store.saveProgress(
+      simulatedProgress('followed-ok', 0, { total: 100, counts: counts(100, 4), done: true, changes }),
+    );
+    await store.saveProgress(
+      simulatedProgress('followed-ok', 1, { total: 60, counts: counts(60, 3), done: true }),
+    );
+    const result = await run.result();
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/rerun followed-ok: RUNNING, 25 %, 50 of 200 partners read/);
+    expect(result.stdout).toMatch(/^status +FINISHED$/m);
+    expect(result.stdout).toMatch(/^progress +100 %$/m);
+    expect(result.stdout).toMatch(/^partners read +160$/m);
+    expect(result.stdout).toMatch(/^changed +7$/m);
+    expect(result.stdout).toMatch(/^ {2}gained a match +3$/m);
+    expect(result.stdout).toMatch(/^ {2}lost the match +1$/m);
+  });
+
+  it('--wait exits 3 when a partition died, naming it; status --follow exits 4 after --timeout', async () => {
+    const run = await waiting('followed-died');
+    await store.saveProgress(
+      simulatedProgress('followed-died', 1, { error: 'lookups refused: TASK_INVALID_INPUT' }),
+    );
+    const result = await run.result();
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toContain(
+      'RERUN_NOT_FINISHED: rerun followed-died DIED: partition 1: lookups refused: TASK_INVALID_INPUT',
+    );
+    expect(result.stdout).toMatch(/^status +DIED$/m);
+
+    expect((await rerun('start', '--topic', followed, '--id', 'followed-stuck')).code).toBe(0);
+    const timedOut = await rerun('status', 'followed-stuck', '--follow', '--timeout', '1');
+    expect(timedOut.code, timedOut.stderr).toBe(4);
+    expect(timedOut.stderr).toContain('RERUN_WAIT_TIMEOUT: rerun followed-stuck is CREATED after --timeout');
+  });
+});

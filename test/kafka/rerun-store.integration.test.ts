@@ -1,0 +1,84 @@
+// Rerun jobs and progress in the state topic on the real broker: what one store writes,
+// another reads (load) and sees arrive (follow), beside ledger entries it leaves alone.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { simulatedProgress, testJob } from '../support/rerun-records.ts';
+
+describe('KafkaRerunJobStore', () => {
+  const kafka = kafkaClient();
+  const topic = uniqueName('state');
+  let cleanup: () => Promise<void>;
+  const stores: KafkaRerunJobStore[] = [];
+  const store = () => {
+    const s = new KafkaRerunJobStore(kafka, topic);
+    stores.push(s);
+    return s;
+  };
+
+  beforeAll(async () => {
+    ({ cleanup } = await withTopics(kafka, [
+      { topic, numPartitions: 3, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+    ]));
+  });
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await cleanup();
+  });
+
+  it('loads jobs in creation order, then id, with the latest job record and progress per partition', async () => {
+    const writer = store();
+    const t = Date.now();
+    await writer.saveJob(testJob('b-job', 'partners', { createdAt: t }));
+    await writer.saveJob(testJob('a-job', 'partners', { createdAt: t }));
+    await writer.saveJob(testJob('early', 'partners', { createdAt: t - 1 }));
+    await writer.saveJob(testJob('b-job', 'partners', { createdAt: t, control: 'pause', controlAt: t + 5 }));
+    await writer.saveProgress(simulatedProgress('b-job', 0, { lastPartnerId: 'P-1' }));
+    await writer.saveProgress(simulatedProgress('b-job', 0, { lastPartnerId: 'P-9' }));
+    await writer.saveProgress(simulatedProgress('b-job', 11, { done: true }));
+    // A ledger entry in the same topic is none of the store's business.
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({
+      topic,
+      messages: [{ key: 'sub-1/0', value: JSON.stringify({ createdAt: t, tasks: [] }) }],
+    });
+    await producer.disconnect();
+
+    const reader = store();
+    await reader.load();
+    expect(reader.jobs().map((j) => j.id)).toEqual(['early', 'a-job', 'b-job']);
+    expect(reader.job('b-job')).toMatchObject({ control: 'pause', controlAt: t + 5 });
+    expect(reader.job('sub-1/0')).toBeUndefined();
+    const progress = reader.progress('b-job');
+    expect([...progress.keys()].sort((a, b) => a - b)).toEqual([0, 11]);
+    expect(progress.get(0)?.lastPartnerId).toBe('P-9');
+    expect(reader.progress('a-job').size).toBe(0);
+  });
+
+  it('follows what another store writes after load, naming the job each record concerns', async () => {
+    const follower = store();
+    await follower.load();
+    const seen: string[] = [];
+    const stop = await follower.follow((jobId) => seen.push(jobId));
+    try {
+      const writer = store();
+      await writer.saveJob(testJob('followed', 'partners'));
+      await writer.saveProgress(
+        simulatedProgress('followed', 2, { counts: { ...simulatedProgress('x', 0).counts, read: 7 } }),
+      );
+      await eventually(() => follower.progress('followed').get(2)?.counts.read === 7, 30_000, 'the progress');
+      expect(follower.job('followed')?.inputTopic).toBe('partners');
+      // Each record once: what load() read is not delivered again.
+      expect(seen.filter((id) => id === 'followed')).toEqual(['followed', 'followed']);
+      expect(seen).not.toContain('b-job');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('refuses to load from a state topic that does not exist, with a typed error', async () => {
+    const missing = new KafkaRerunJobStore(kafka, uniqueName('no-state'));
+    await expect(missing.load()).rejects.toMatchObject({ code: 'RERUN_STATE_TOPIC_MISSING' });
+  });
+});
