@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.cache/', 'test-results/', 'out/', 'src/refdata/generated/'] },
+  { ignores: ['node_modules/', 'dist/', '.cache/', 'test-results/', 'out/', 'src/refdata/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

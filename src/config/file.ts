@@ -2,9 +2,14 @@
 // JSON) because its errors give a line and column without quoting the file, whereas
 // V8's JSON errors quote the text around the mistake, which may be a credential.
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { ConfigError } from './errors.ts';
 import { isPlainObject, type PlainObject } from './plain-objects.ts';
+
+// Required only when there is a file to read: a process configured by its environment alone
+// (the container's usual case) does not load the parser's 72 modules (20 ms of CPU) at start.
+const require = createRequire(import.meta.url);
 
 export function readConfigFile(file: string): PlainObject {
   let text: string;
@@ -18,6 +23,7 @@ export function readConfigFile(file: string): PlainObject {
     });
   }
 
+  const { parseDocument } = require('yaml') as typeof Yaml;
   const document = parseDocument(text);
   const [firstError] = document.errors;
   if (firstError) {

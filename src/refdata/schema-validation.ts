@@ -5,8 +5,10 @@
 // constraint in the document cannot be skipped silently. OpenAPI's own schema keywords and the
 // document's `x-` extensions are declared as annotations for that reason.
 
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type * as Ajv from 'ajv/dist/2020.js';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
+import type ajvFormats from 'ajv-formats';
 import type { ReferenceDataDocument } from './openapi-document.ts';
 
 export interface SchemaIssue {
@@ -28,9 +30,16 @@ const OPENAPI_KEYWORDS = ['discriminator', 'example', 'externalDocs', 'xml'];
 const DOCUMENT_ID = 'reference-data';
 const COMPONENT_SCHEMAS = '#/components/schemas/';
 
-// ajv-formats is CommonJS whose types declare an ES default export: under Node's interop the
-// default import is module.exports, which carries the plugin as `.default` too.
-const addFormats = ajvFormats.default;
+// ajv and ajv-formats (about 110 modules, 30 ms of CPU) are required when the first compiler is
+// made, not when this module is imported: `run` imports the client at start but validates
+// nothing before its first bulk (docs/CONTAINER.md, start-up of `run`).
+// ajv-formats is CommonJS whose types declare an ES default export: its module.exports carries
+// the plugin as `.default`.
+const require = createRequire(import.meta.url);
+const loadAjv = (): { Ajv2020: typeof Ajv2020; addFormats: typeof ajvFormats.default } => ({
+  Ajv2020: (require('ajv/dist/2020.js') as typeof Ajv).Ajv2020,
+  addFormats: (require('ajv-formats') as typeof ajvFormats).default,
+});
 
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -41,6 +50,7 @@ export class SchemaCompiler {
   readonly #prepared = new WeakMap<object, unknown>();
 
   constructor(document: ReferenceDataDocument) {
+    const { Ajv2020, addFormats } = loadAjv();
     this.#ajv = new Ajv2020({
       allErrors: true,
       // Errors carry their schema: a failed anyOf/oneOf needs its branches (see #issuesOf).

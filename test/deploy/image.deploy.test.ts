@@ -112,7 +112,7 @@ describe('the container image', () => {
     }[];
     const image = inspected[0];
     expect(image?.Config.User).toBe('1000:1000');
-    expect(image?.Config.Entrypoint).toEqual(['/app/bin/partner-enrich.js']);
+    expect(image?.Config.Entrypoint).toEqual(['/app/dist/bin/partner-enrich.js']);
     expect(image?.Config.Cmd).toEqual(['run']);
     expect(image?.Healthcheck?.Test.join(' ')).toContain('/healthz');
     // A plain `docker build` gets the Dockerfile's default version: the package's.
