@@ -47,7 +47,7 @@ describe('defaults', () => {
         fullMatchThreshold: 0.8,
         maybeMatchThreshold: 0.6,
       },
-      batching: { maxTasks: 500, lingerMs: 200, maxInFlightRecords: 5_000, maxConcurrentBulks: 4 },
+      batching: { maxTasks: 500, lingerMs: 100, maxInFlightRecords: 5_000, maxConcurrentBulks: 4 },
       quota: {
         serviceTechnicalKey: 'REFDATA_BULK_LOOKUP',
         enabled: true,

@@ -4,7 +4,7 @@ import { durationMs, nonEmptyString, positiveInt, startNotAboveCap } from '../fi
 
 export const batchingSection = z.strictObject({
   maxTasks: z.number().int().min(1).max(10_000).default(500).describe('Lookup tasks per bulk.'),
-  lingerMs: durationMs(200).describe('How long a partly filled bulk waits for more records.'),
+  lingerMs: durationMs(100).describe('How long a partly filled bulk waits for more records.'),
   maxInFlightRecords: positiveInt(5_000).describe('Records read but not yet written; intake pauses above.'),
   maxConcurrentBulks: positiveInt(4).describe('Bulks submitted and not yet completed.'),
 });
