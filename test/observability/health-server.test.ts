@@ -98,4 +98,36 @@ describe('health server', () => {
     await server.close();
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
+  it('answers 404 for any other path and 405 with Allow for any other method', async () => {
+    const server = await started(() => ({ ready: true, reasons: [] }));
+    expect((await fetch(`${server.url}/status`)).status).toBe(404);
+    const posted = await fetch(`${server.url}/readyz`, { method: 'POST' });
+    expect(posted.status).toBe(405);
+    expect(posted.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('answers HEAD with the status and no body', async () => {
+    const server = await started(() => ({ ready: false, reasons: ['restoring'] }));
+    const response = await fetch(`${server.url}/readyz`, { method: 'HEAD' });
+    expect(response.status).toBe(503);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers 500 when the metrics cannot be collected, and goes on serving', async () => {
+    const registry = {
+      contentType: 'text/plain',
+      metrics: () => Promise.reject(new Error('collect failed')),
+    };
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: { registry } as never,
+      readiness: () => ({ ready: true, reasons: [] }),
+    });
+    servers.push(server);
+    const failed = await fetch(`${server.url}/metrics`);
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toMatchObject({ message: 'collect failed' });
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
 });
