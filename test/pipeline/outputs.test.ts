@@ -14,6 +14,7 @@ import {
   withoutValue,
 } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
+import { storedPartner } from '../support/stored-partners.ts';
 
 const UUID_V5 = /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const thresholds = { fullMatch: 0.9, maybeMatch: 0.7 };
@@ -67,24 +68,7 @@ describe('lifecycle event ids', () => {
   });
 
   it('gives a real change a new id: other content, other position, other type, other partner', () => {
-    const previous: StoredPartner = {
-      hash: 'h0',
-      svcId: null,
-      outcome: 'NO_MATCH',
-      bestCandidate: null,
-      record: {
-        partnerId: 'P-1',
-        sourceSystem: 'ERP',
-        names: ['Acme'],
-        legalForm: null,
-        addresses: [],
-        identifiers: [],
-        taxNumbers: [],
-        changedAt: 1,
-      },
-      matchedAt: 1,
-      source: null,
-    };
+    const previous = storedPartner('P-1', { hash: 'h0' });
     const ids = [
       created(work('lookup', 'h1', 10)),
       created(work('lookup', 'h2', 10)),

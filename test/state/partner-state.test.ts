@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PartnerState, type ChangelogOffsets, type StateChangelog } from '../../src/state/partner-state.ts';
+import { storedPartner } from '../support/stored-partners.ts';
 
 const partition = { topic: 'partners', partition: 1 };
 
@@ -50,24 +51,7 @@ describe('PartnerState', () => {
   it('keeps what was set across a release and a new restore of the same file', async () => {
     const state = new PartnerState({ dir: stateDir() });
     await state.restore([partition]);
-    const stored = {
-      hash: 'h1',
-      svcId: 'S-1',
-      outcome: 'MATCH' as const,
-      bestCandidate: null,
-      record: {
-        partnerId: 'P-1',
-        sourceSystem: 'ERP',
-        names: ['Acme'],
-        legalForm: null,
-        addresses: [],
-        identifiers: [],
-        taxNumbers: [],
-        changedAt: 1,
-      },
-      matchedAt: 1,
-      source: null,
-    };
+    const stored = storedPartner('P-1', { hash: 'h1', svcId: 'S-1', outcome: 'MATCH' });
     state.set(partition, 'P-1', stored);
     state.release([partition]);
     expect(state.get(partition, 'P-1')).toBeUndefined();
@@ -80,24 +64,7 @@ describe('PartnerState', () => {
   it('reads a partition in chunks in partner id order, each after the last id of the one before', async () => {
     const state = new PartnerState({ dir: stateDir() });
     await state.restore([partition]);
-    const stored = (partnerId: string) => ({
-      hash: `h-${partnerId}`,
-      svcId: null,
-      outcome: 'NO_MATCH' as const,
-      bestCandidate: null,
-      record: {
-        partnerId,
-        sourceSystem: 'ERP',
-        names: ['Acme'],
-        legalForm: null,
-        addresses: [],
-        identifiers: [],
-        taxNumbers: [],
-        changedAt: 1,
-      },
-      matchedAt: 1,
-      source: null,
-    });
+    const stored = (partnerId: string) => storedPartner(partnerId);
     for (const id of ['P-3', 'P-1', 'P-5', 'P-2', 'P-4']) state.set(partition, id, stored(id));
     const ids = (chunk: { partnerId: string }[]) => chunk.map(({ partnerId }) => partnerId);
     expect(ids(state.scan(partition, '', 2))).toEqual(['P-1', 'P-2']);
