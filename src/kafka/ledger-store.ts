@@ -4,16 +4,25 @@
 import { randomUUID } from 'node:crypto';
 import type { Consumer, Kafka, Producer } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
+import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
 
 const WRITER_HEADER = 'pe.ledger-writer';
 
+/** A ledger entry's key is `<submission>/<topic>:<partition>`; a rerun's topic is `rerun/<job>`. */
+const isRerunEntryKey = (key: string): boolean => isRerunTopic(key.slice(key.indexOf('/') + 1));
+
 export class KafkaLedgerStore implements LedgerStore {
   readonly #kafka: Kafka;
   readonly #topic: string;
-  readonly #producer: Producer;
+  /**
+   * Live work's entries and reruns' go through producers of their own: with one request in
+   * flight, a live bulk's intent (two writes before it is paid for) waited behind a rerun's
+   * writes of whole 500-task bulks, and every live record beside a rerun with it.
+   */
+  readonly #producers: { live: Producer; rerun: Producer };
   /** Next offset the follower will read, per state topic partition. */
   readonly #followed = new Map<number, bigint>();
   /**
@@ -26,11 +35,14 @@ export class KafkaLedgerStore implements LedgerStore {
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
     this.#topic = topic;
-    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#producers = {
+      live: kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
+      rerun: kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
+    };
   }
 
   async connect(): Promise<void> {
-    await this.#producer.connect();
+    await Promise.all([this.#producers.live.connect(), this.#producers.rerun.connect()]);
   }
 
   async load(): Promise<LedgerEntry[]> {
@@ -107,8 +119,9 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   async save(entries: LedgerEntry[]): Promise<void> {
+    const keys = entries.map((entry) => entry.key ?? (entry.bulkId as string));
     await this.#write(() =>
-      this.#producer.send({
+      this.#producerOf(keys).send({
         topic: this.#topic,
         acks: -1,
         messages: entries.map((entry) => ({
@@ -122,12 +135,17 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async remove(keys: string[]): Promise<void> {
     await this.#write(() =>
-      this.#producer.send({
+      this.#producerOf(keys).send({
         topic: this.#topic,
         acks: -1,
         messages: keys.map((key) => ({ key, value: null, headers: { [WRITER_HEADER]: this.#writer } })),
       }),
     );
+  }
+
+  /** A submission's entries are all live work's or all a rerun's (their bulks never mix). */
+  #producerOf(keys: string[]): Producer {
+    return keys.some(isRerunEntryKey) ? this.#producers.rerun : this.#producers.live;
   }
 
   async #write(send: () => Promise<unknown>): Promise<void> {
@@ -141,6 +159,6 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   async close(): Promise<void> {
-    await this.#producer.disconnect();
+    await Promise.all([this.#producers.live.disconnect(), this.#producers.rerun.disconnect()]);
   }
 }

@@ -32,6 +32,7 @@ import {
 import type { Ownership } from './ownership.ts';
 import type { PipelineObserver } from './ports.ts';
 import { partitionOf, type PartnerWork, type RerunOutcome, type SubmittedTask } from './records.ts';
+import { eachInTurns, RERUN_SLICE } from './rerun-work.ts';
 import type { RerunQuota } from '../quota/rerun-quota.ts';
 import { traceBulkLookup } from '../observability/tracing.ts';
 
@@ -252,7 +253,7 @@ export class LookupCoordinator {
       if (!bulkId) return;
       const results = await this.#parts.runner.collect(bulkId);
       this.#parts.observer.bulkFinished?.(bulkId, works.length, Date.now() - (started ?? Date.now()));
-      for (const work of works) this.#settle(work, bulkId, results.get(work.id));
+      await this.#settleAll(works, bulkId, results);
     } catch (error) {
       const failure = this.#known(error);
       if (!failure) return;
@@ -451,6 +452,23 @@ export class LookupCoordinator {
       const again = failure.code === 'BULK_FAILED' ? undefined : { ...submitted, bulkId };
       this.#retryOrFail(work, failure, again);
     }
+  }
+
+  /**
+   * Settles a bulk's work into outputs. A rerun's bulk goes a slice at a time, each in a turn
+   * of the event loop of its own: settled at once, a bulk of 500 held the loop for about
+   * 100 ms (stored state read, outputs built and encoded per partner), and every live
+   * record's lookup answer, fetch and acknowledgement waited behind it (benchmark rerun: live
+   * p95 2.6x of the same load without a rerun).
+   */
+  async #settleAll(
+    works: PartnerWork[],
+    bulkId: string,
+    results: Map<string, BulkTaskResult>,
+  ): Promise<void> {
+    await eachInTurns(works, works[0]?.rerun ? RERUN_SLICE : works.length, (work) =>
+      this.#settle(work, bulkId, results.get(work.id)),
+    );
   }
 
   #settle(work: PartnerWork, bulkId: string, result: BulkTaskResult | undefined): void {

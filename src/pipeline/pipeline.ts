@@ -32,7 +32,7 @@ import type {
   TransactionalOutputs,
 } from './ports.ts';
 import type { InputRecord, RerunOutcome, RerunTask } from './records.ts';
-import { rerunTopic, rerunWork } from './rerun-work.ts';
+import { eachInTurns, RERUN_SLICE, rerunTopic, rerunWork } from './rerun-work.ts';
 import type { StoredPartner } from './outputs.ts';
 
 export interface PipelineOptions {
@@ -264,35 +264,49 @@ export class Pipeline {
     partners: { partnerId: string; stored: StoredPartner }[],
     task: Omit<RerunTask, 'partition' | 'previous' | 'settle'>,
   ): Promise<RerunOutcome>[] {
-    return partners.map(({ partnerId, stored }) => {
-      if (this.#stopping || this.#fatal || this.#ownership.epoch(ref) !== epoch)
-        return Promise.resolve<RerunOutcome>({ kind: 'dropped' });
-      let jsonRecord: JsonRecord;
-      try {
-        jsonRecord = this.#parts.toTask(stored.record);
-      } catch (error) {
-        // The mapping of the day refuses a record it took before: reported, the state stays.
-        return Promise.resolve<RerunOutcome>({ kind: 'failed', reason: (error as Error).message });
-      }
-      const outcome = Promise.withResolvers<RerunOutcome>();
-      let settled = false;
-      const settle = (result: RerunOutcome) => {
-        if (settled) return;
-        settled = true;
-        outcome.resolve(result);
-      };
-      const work = rerunWork(
+    const outcomes = partners.map(() => Promise.withResolvers<RerunOutcome>());
+    // A slice per turn of the event loop (see RERUN_SLICE).
+    void eachInTurns(partners, RERUN_SLICE, ({ partnerId, stored }, index) =>
+      this.#offerRerun(
         ref,
         epoch,
         partnerId,
         stored,
-        jsonRecord,
-        { ...task, settle },
-        this.#context.now(),
-      );
-      this.#lookups.scheduleRerun(work);
-      return outcome.promise;
-    });
+        task,
+        outcomes[index] as PromiseWithResolvers<RerunOutcome>,
+      ),
+    );
+    return outcomes.map((outcome) => outcome.promise);
+  }
+
+  /** Maps a stored partner again and schedules its rerun work; its outcome settles `outcome`. */
+  #offerRerun(
+    ref: PartitionRef,
+    epoch: number,
+    partnerId: string,
+    stored: StoredPartner,
+    task: Omit<RerunTask, 'partition' | 'previous' | 'settle'>,
+    outcome: PromiseWithResolvers<RerunOutcome>,
+  ): void {
+    if (this.#stopping || this.#fatal || this.#ownership.epoch(ref) !== epoch)
+      return outcome.resolve({ kind: 'dropped' });
+    let jsonRecord: JsonRecord;
+    try {
+      jsonRecord = this.#parts.toTask(stored.record);
+    } catch (error) {
+      // The mapping of the day refuses a record it took before: reported, the state stays.
+      return outcome.resolve({ kind: 'failed', reason: (error as Error).message });
+    }
+    const work = rerunWork(
+      ref,
+      epoch,
+      partnerId,
+      stored,
+      jsonRecord,
+      { ...task, settle: outcome.resolve },
+      this.#context.now(),
+    );
+    this.#lookups.scheduleRerun(work);
   }
 
   /** A rerun's chunk of this partition is recorded as done: the ledger forgets its bulks. */

@@ -4,11 +4,31 @@
 // lookup by: a rerun resumed after a kill offers the same partner under the same position
 // and finds the bulk it already paid for, wherever the partner now sits in its chunk.
 import { createHash } from 'node:crypto';
+import { setImmediate } from 'node:timers/promises';
 import { contentHash, type JsonRecord } from '../mapping/lookup-task.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { StoredPartner } from './outputs.ts';
 import type { PartitionRef } from './ports.ts';
 import { nextWorkId, type PartnerWork, type RerunTask, type SourcePosition } from './records.ts';
+
+/**
+ * A rerun's partners handled per turn of the event loop (about 5 ms of work), as its chunk
+ * is offered and as its bulk is settled: what comes back for live records meanwhile is not
+ * kept waiting for a whole chunk.
+ */
+export const RERUN_SLICE = 25;
+
+/** Calls `each` for every item, `perTurn` of them per turn of the event loop. */
+export async function eachInTurns<T>(
+  items: readonly T[],
+  perTurn: number,
+  each: (item: T, index: number) => void,
+): Promise<void> {
+  for (let index = 0; index < items.length; index += 1) {
+    if (index > 0 && index % perTurn === 0) await setImmediate();
+    each(items[index] as T, index);
+  }
+}
 
 export const rerunTopic = (jobId: string): string => `rerun/${jobId}`;
 

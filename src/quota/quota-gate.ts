@@ -48,7 +48,11 @@ export interface QuotaGateEvents {
 export interface QuotaGateOptions extends BackoffOptions {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  now?: () => number;
 }
+
+/** How far back consumes are remembered (consumedWithin()): longer than any window in use. */
+const HISTORY_MS = 60_000;
 
 const HALVE_AFTER_ATTEMPTS = 7;
 /** Longest wait for a window to reset, as a part of the window: the most of it left unused. */
@@ -74,6 +78,11 @@ export class QuotaGate {
   #windowMs: number | undefined;
   /** The caller asking again while the window is exhausted; the others wait for its grant. */
   #prober: object | undefined;
+  /** Units consumed ahead for callers still to come (prepay()): drawn before anything is consumed. */
+  #credit = 0;
+  /** Consumes granted in the last HISTORY_MS, oldest first, and since when they are remembered. */
+  readonly #history: { at: number; amount: number }[] = [];
+  #since: number | undefined;
 
   constructor(check: QuotaCheck, options: QuotaGateOptions, events: QuotaGateEvents) {
     this.#check = check;
@@ -91,23 +100,57 @@ export class QuotaGate {
   }
 
   /**
-   * Resolves with the units consumed once they were; rejects only when the check itself fails
-   * or the gate closes. A function amount is asked again before every attempt (what still needs
-   * quota can shrink while the gate waits, e.g. when partitions are revoked); 0 consumes nothing.
+   * Units consumed through the gate in the last `ms`; undefined while the gate has not been in
+   * use that long (what it saw says nothing about a whole window then).
    */
-  acquire(amount: number | (() => number)): Promise<number> {
+  consumedWithin(ms: number): number | undefined {
+    const now = (this.#options.now ?? Date.now)();
+    if (this.#since === undefined || now - this.#since < ms || ms > HISTORY_MS) return undefined;
+    let sum = 0;
+    for (const { at, amount } of this.#history) if (at > now - ms) sum += amount;
+    return sum;
+  }
+
+  /** Units paid ahead and not drawn yet. */
+  get credit(): number {
+    return this.#credit;
+  }
+
+  /**
+   * Resolves with the units consumed once they were (or drawn from what was paid ahead);
+   * rejects only when the check itself fails or the gate closes. A function amount is asked
+   * again before every attempt (what still needs quota can shrink while the gate waits, e.g.
+   * when partitions are revoked); 0 consumes nothing. `fromCredit: false` leaves what was paid
+   * ahead to others (a rerun does not draw what was paid for live work).
+   */
+  acquire(amount: number | (() => number), { fromCredit = true } = {}): Promise<number> {
+    const needed = typeof amount === 'number' ? () => amount : amount;
+    const drawn = fromCredit ? Math.min(this.#credit, needed()) : 0;
+    this.#credit -= drawn;
+    const rest = () => Math.max(0, needed() - drawn);
+    if (drawn > 0 && rest() === 0) return Promise.resolve(drawn);
     this.#pending += 1;
     const turn = traced(
       'quota check',
       {},
-      () => this.#enter(typeof amount === 'number' ? () => amount : amount),
+      () => this.#enter(rest),
       (granted) => ({ 'partner_enrich.quota.granted': granted }),
     );
     void turn.then(
       () => (this.#pending -= 1),
       () => (this.#pending -= 1),
     );
-    return turn;
+    return drawn > 0 ? turn.then((granted) => granted + drawn) : turn;
+  }
+
+  /**
+   * Consumes `units` now for callers still to come: the next acquire() calls draw them before
+   * consuming anything. Resolves with what was consumed (0 when the window has no room).
+   */
+  async prepay(units: number): Promise<number> {
+    const granted = await this.acquire(units, { fromCredit: false });
+    this.#credit += granted;
+    return granted;
   }
 
   #enter(needed: () => number): Promise<number> {
@@ -165,6 +208,7 @@ export class QuotaGate {
           this.#events.onRestored();
         }
         this.#events.onConsumed(amount);
+        this.#remember(amount);
         this.#granted();
         // A halved guess that was granted may be too small: ask for more next time.
         if (this.#capGuessed) this.#cap *= 2;
@@ -216,6 +260,13 @@ export class QuotaGate {
       Math.min(this.#options.maxDelayMs, this.#windowMs / WINDOW_PARTS_PER_WAIT),
     );
     return { initialDelayMs: Math.min(this.#options.initialDelayMs, maxDelayMs), maxDelayMs };
+  }
+
+  #remember(amount: number): void {
+    const now = (this.#options.now ?? Date.now)();
+    this.#since ??= now;
+    this.#history.push({ at: now, amount });
+    while ((this.#history[0]?.at ?? now) <= now - HISTORY_MS) this.#history.shift();
   }
 
   #granted(): void {

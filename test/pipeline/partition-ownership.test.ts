@@ -132,6 +132,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         featuresOff: config.lookup.featuresOff,
       },
     });
+    const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) });
     const enrichment = new Pipeline(
       {
         source,
@@ -140,7 +141,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         toTask: options.toTask ?? toJsonRecord,
         runner,
         ledger,
-        state: new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) }),
+        state,
       },
       {
         maxTasks: 500,
@@ -155,7 +156,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         submissionLeaseMs: 10_000,
       },
     );
-    return { enrichment, source, sink };
+    return { enrichment, source, sink, state };
   }
 
   const tasksPaid = () => sandbox.state.stats.snapshot().bulkTasks;
@@ -243,6 +244,47 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     await enrichment.stop(0);
     expect(sink.messages).toEqual([]);
     expect(source.commits).toEqual([]);
+  });
+
+  it("regression: a rerun's chunk is settled a slice per turn of the event loop, not holding live answers for the whole chunk", async () => {
+    const { enrichment, source, sink, state } = pipeline();
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    expect(source.deliver(records(0, 0, 100))).toBe(100);
+    await eventually(() => source.committedOffset(0) === 100, 20_000, 'stored partners');
+    // Each turn of the event loop gets a number of its own; every write says in which it came.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn += 1;
+      if (ticking) setImmediate(tick);
+    };
+    tick();
+    const turns: number[] = [];
+    const send = sink.send.bind(sink);
+    sink.send = (messages) => {
+      turns.push(turn);
+      return send(messages);
+    };
+    const { epoch } = enrichment.partitions()[0] as { epoch: number };
+    const outcomes = await Promise.all(
+      enrichment.rerun(ref(0), epoch, state.scan(ref(0), '', 100), {
+        jobId: 'nightly',
+        initialize: false,
+        dryRun: false,
+        quotaShare: () => 1,
+      }),
+    );
+    ticking = false;
+    await enrichment.stop(1_000);
+
+    expect(outcomes.every((o) => o.kind === 'changed' || o.kind === 'unchanged')).toBe(true);
+    expect(turns).toHaveLength(100);
+    // One bulk of 100, settled 25 partners per turn (settled at once, all 100 came in one
+    // turn; a turn here may see two slices, the ticker's immediate queued behind one of them).
+    const perTurn = new Map<number, number>();
+    for (const t of turns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
+    expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(50);
   });
 
   it('regression: maxInFlightRecords is enforced inside a fetched batch', async () => {

@@ -77,6 +77,23 @@ describe('QuotaGate', () => {
     expect(await granted).toEqual([1, 2]);
   });
 
+  it('draws what was paid ahead before consuming, and consumes only the rest', async () => {
+    const { quota, asked } = gate(['OK', 'OK']);
+    expect(await quota.prepay(30)).toBe(30);
+    expect(await quota.acquire(20)).toBe(20);
+    expect(await quota.acquire(25)).toBe(25);
+    expect(asked).toEqual([30, 15]);
+    expect(quota.credit).toBe(0);
+  });
+
+  it('keeps what was paid ahead from callers that do not draw it', async () => {
+    const { quota, asked } = gate(['OK', 'OK']);
+    await quota.prepay(30);
+    expect(await quota.acquire(20, { fromCredit: false })).toBe(20);
+    expect(asked).toEqual([30, 20]);
+    expect(quota.credit).toBe(30);
+  });
+
   it('lets waiting callers go when closed', async () => {
     const { quota } = gate(Array(100).fill('OVER_LIMIT'));
     const waiting = quota.acquire(5);

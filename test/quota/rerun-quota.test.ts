@@ -29,7 +29,7 @@ function setup(max: number, clock?: { windowMs: number; now: () => number }) {
   const window = serviceWindow(max, clock?.windowMs);
   const gate = new QuotaGate(
     window.check,
-    { initialDelayMs: 10, maxDelayMs: 10, sleep: async () => {} },
+    { initialDelayMs: 10, maxDelayMs: 10, sleep: async () => {}, ...(clock ? { now: clock.now } : {}) },
     { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
   );
   const waits: number[] = [];
@@ -43,7 +43,13 @@ function setup(max: number, clock?: { windowMs: number; now: () => number }) {
       onWait();
     },
   });
-  return { window, gate, rerun, waits, setOnWait: (f: () => void) => (onWait = f) };
+  /** A rerun's request for `units`, under a share of `share`. */
+  const take = (units: number, share = 1) =>
+    rerun.acquire(
+      () => units,
+      () => share,
+    );
+  return { window, gate, rerun, take, waits, setOnWait: (f: () => void) => (onWait = f) };
 }
 
 describe('RerunQuota', () => {
@@ -102,6 +108,24 @@ describe('RerunQuota', () => {
     expect(order).toEqual(['live', 'rerun']);
   });
 
+  it('before it has seen a whole window, expects live work to need what went through the gate over the last window', async () => {
+    const clock = { at: 0 };
+    const { window, gate, rerun } = setup(1_400, { windowMs: 2_000, now: () => clock.at });
+    expect(await gate.acquire(10)).toBe(10);
+    clock.at = 1_000;
+    expect(await gate.acquire(550)).toBe(550);
+    window.reset();
+    // Live work took 550 in the last 2 s: 660 are kept for it. Guessed from the share alone
+    // (the defect), only 420 were, and live records were refused in the rerun's first windows.
+    clock.at = 2_100;
+    expect(
+      await rerun.acquire(
+        () => 1_400,
+        () => 0.7,
+      ),
+    ).toBe(1_400 - 660);
+  });
+
   it('leaves room for what live work used in the last window, and a fifth more', async () => {
     const { window, gate, rerun } = setup(1_000);
     expect(await gate.acquire(400)).toBe(400);
@@ -138,20 +162,21 @@ describe('RerunQuota', () => {
     ).toBe(600);
     window.reset();
     expect(await gate.acquire(100)).toBe(100);
-    clock.at = 10; // the window's start, seen (use dropped)
+    clock.at = 10; // the window's start, seen (use dropped): it came after the ask at 0
     expect(
       await rerun.acquire(
         () => 10,
         () => 1,
       ),
     ).toBe(10);
-    return { clock, rerun };
+    return { clock, rerun, gate, window };
   }
 
   it("lets the reserve for live work shrink in the window's second half, so that the window is used up", async () => {
     const { clock, rerun } = await windowAfterLiveUsed400();
-    // A quarter of the window left: of the 480 expected for live, half a window's worth is kept.
-    clock.at = 10 + 1_500;
+    // A quarter of the window left (reckoned from 0, the earliest it can have begun): of the
+    // 480 expected for live, half a window's worth is kept.
+    clock.at = 1_500;
     expect(
       await rerun.acquire(
         () => 1_000,
@@ -160,16 +185,87 @@ describe('RerunQuota', () => {
     ).toBe(890 - 240);
   });
 
-  it("keeps nothing for live work in the window's last twentieth: a live record arriving then waits only for the next window", async () => {
-    const { clock, rerun } = await windowAfterLiveUsed400();
-    // 70 ms of the window left: the 380 still expected for live are not kept from the rerun.
-    clock.at = 10 + 1_930;
+  it("in the window's last twentieth pays ahead for the live work expected until its end, and takes the rest", async () => {
+    const { clock, rerun, gate, window } = await windowAfterLiveUsed400();
+    // 70 ms of the window left, 80 at most (it began between 0 and 10): of the 480 expected
+    // for live per window, 4 % and a fifth more (24) are paid ahead for it; the rerun takes
+    // the other 866.
+    clock.at = 1_930;
     expect(
       await rerun.acquire(
         () => 1_000,
         () => 1,
       ),
-    ).toBe(890);
+    ).toBe(866);
+    expect(window.used).toBe(1_000);
+    // A live bulk arriving now draws what was paid for it instead of being refused.
+    expect(await gate.acquire(20)).toBe(20);
+    expect(gate.credit).toBe(4);
+    expect(window.used).toBe(1_000);
+  });
+
+  it('reckons a window from the earliest it can have begun: a reset seen late does not move the tail past its end', async () => {
+    const clock = { at: 0 };
+    const { window, gate, take } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
+    expect(await gate.acquire(400)).toBe(400);
+    clock.at = 1_950; // the last ask before the window resets at 2,000
+    expect(await take(10)).toBe(10);
+    window.reset();
+    expect(await gate.acquire(100)).toBe(100);
+    clock.at = 2_090; // the reset, seen 90 ms late
+    expect(await take(10)).toBe(10);
+    // 140 ms before the window's end: reckoned from 1,950 this is its last twentieth, and the
+    // rerun takes all that is left but what it pays ahead for live work until the window's
+    // latest end (230 ms away: 480 * 11.5 % and a fifth more, 67). Reckoned from 2,090 (the
+    // defect) 230 ms were left, 111 units were kept for live, and the tail began 10 ms before
+    // the window's end.
+    clock.at = 3_860;
+    expect(await take(1_000)).toBe(890 - 67);
+    expect(gate.credit).toBe(67);
+  });
+
+  it('narrows the window start down with every reset seen', async () => {
+    const clock = { at: 0 };
+    const { window, gate, take } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
+    const resetAt = async (at: number) => {
+      window.reset();
+      expect(await gate.acquire(400)).toBe(400);
+      clock.at = at;
+      expect(await take(10)).toBe(10);
+    };
+    expect(await gate.acquire(400)).toBe(400);
+    clock.at = 1_950;
+    expect(await take(10)).toBe(10);
+    await resetAt(2_090); // the start lies in (1,950, 2,090]
+    clock.at = 3_990;
+    expect(await take(10)).toBe(10);
+    await resetAt(4_030); // and in (3,990, 4,030]: a start in (1,990, 2,030] two windows ago
+    // 110 ms before the end reckoned from 3,990, live still gets a reserve of the 590 left...
+    clock.at = 5_880;
+    const before = await take(1_000);
+    expect(before).toBeLessThan(590);
+    // ...and 80 ms before it (the last twentieth) the rerun takes the rest, but what it pays
+    // ahead for live work.
+    clock.at = 5_910;
+    expect((await take(1_000)) + gate.credit).toBe(590 - before);
+    expect(window.used).toBe(1_000);
+  });
+
+  it("asks again the moment the window's last twentieth begins, not up to a twentieth later", async () => {
+    const clock = { at: 0 };
+    const { window, take, waits, setOnWait } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
+    expect(await take(10, 0.01)).toBe(10);
+    window.reset();
+    clock.at = 10; // the start lies in (0, 10]
+    expect(await take(10, 0.01)).toBe(10);
+    // Its share of this window is used; the tail begins at 1,900, 20 ms from now.
+    clock.at = 1_880;
+    setOnWait(() => {
+      clock.at = 2_010;
+      window.reset();
+    });
+    expect(await take(10, 0.01)).toBe(10);
+    expect(waits).toEqual([20]);
   });
 
   it('asks again every twentieth of a window while it may take nothing, not only every retryMs', async () => {
