@@ -9,7 +9,7 @@ interface Report {
   numPendingTests: number;
   numTodoTests: number;
   numTotalTests: number;
-  testResults: { name: string; status: string; assertionResults: AssertionResult[] }[];
+  testResults: { name: string; status: string; message?: string; assertionResults: AssertionResult[] }[];
 }
 
 interface AssertionResult {
@@ -31,12 +31,17 @@ for (const file of files) {
     console.error(`no test report at ${file}: ${(error as Error).message}`);
     continue;
   }
-  // A test file that fails before any test runs (an import error, a failing hook) has
-  // no assertion results; it counts as one failure so that it cannot pass unnoticed.
+  // A test file that fails outside its tests (an import error, a failing hook) has no failed
+  // test: before any test was collected it has none at all, after (a failing beforeAll) its
+  // tests are skipped. It counts as one failure so that it cannot pass unnoticed.
   const brokenFiles = report.testResults.filter(
-    (result) => result.status === 'failed' && result.assertionResults.length === 0,
+    (result) =>
+      result.status === 'failed' && !result.assertionResults.some((test) => test.status === 'failed'),
   );
-  for (const result of brokenFiles) console.error(`test file failed without running tests: ${result.name}`);
+  for (const result of brokenFiles) {
+    const reason = (result.message ?? '').split('\n')[0];
+    console.error(`FAILED ${result.name.replace(process.cwd() + '/', '')} outside its tests: ${reason}`);
+  }
   if (report.numPassedTests + report.numFailedTests === 0 && brokenFiles.length === 0) {
     failed += 1;
     console.error(`no test ran in ${file}`);
