@@ -58,6 +58,11 @@ export function buildSandboxApp(sandboxOptions: SandboxOptions = {}): SandboxApp
     request.principal = authentication.check(operation.root, request);
   });
   app.addHook('preHandler', validateRequest);
+  // Frozen requests wait here, the last step before their handler: handlers change state
+  // without awaiting anything, so nothing is processed once the freeze is in force.
+  app.addHook('preHandler', async (request) => {
+    if (request.routeOptions.config.operation) await state.faults.unfrozen();
+  });
   // Attached per operation route as it is registered, so admin routes (outside the document)
   // carry no hook at all.
   app.addHook('onRoute', (route) => {

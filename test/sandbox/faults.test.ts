@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RefDataHttpError, RefDataTransportError, waitForBulkLookup } from '../../src/refdata/index.ts';
 import { bulkTask, knownPartner } from './support/partners.ts';
 import { startTestSandbox, type TestSandbox } from './support/sandbox-fixtures.ts';
@@ -19,6 +19,7 @@ const NO_FAULTS = {
   taskFailureRate: 0,
   jobDeathRate: 0,
   overLimit: false,
+  frozen: false,
 };
 
 const setFaults = (faults: Record<string, unknown>) => sandbox.raw('PUT', '/admin/faults', { body: faults });
@@ -74,6 +75,23 @@ describe('sandbox fault injection through the admin endpoint', () => {
     await setFaults({ resetRate: 0 });
     expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 0, injectedResets: 1 });
     expect((await sandbox.raw('GET', '/configurations/businesspartnerlookup')).status).toBe(200);
+  });
+
+  it('holds API requests unprocessed while frozen and processes them once thawed', async () => {
+    await sandbox.raw('POST', '/admin/reset');
+    await setFaults({ frozen: true });
+    const held = sandbox.client.createBulkLookup({
+      body: { tasks: [bulkTask('t1', knownPartner(sandbox.state, 2))] },
+    });
+    // Admin routes still answer: the request has come in and waits, unprocessed.
+    await vi.waitFor(async () =>
+      expect((await sandbox.stats()).requestsByOperation.createBulkLookup).toBe(1),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 0 });
+    await setFaults({ frozen: false });
+    expect((await held).id).toBeDefined();
+    expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 1 });
   });
 
   it('draws the same faults for the same seed: a reset replays the sequence', async () => {

@@ -30,6 +30,12 @@ export const faultSettingsSchema = z.strictObject({
   jobDeathRate: share.default(0),
   /** Every quota consume answers OVER_LIMIT (and consumes nothing). */
   overLimit: z.boolean().default(false),
+  /**
+   * API requests are held, unprocessed, until this is switched off (a hung service). A test
+   * that freezes the sandbox before reading its audit and counters, then kills it, reads all
+   * it ever processed: nothing is processed between the read and the kill.
+   */
+  frozen: z.boolean().default(false),
 });
 
 export type FaultSettings = z.output<typeof faultSettingsSchema>;
@@ -46,6 +52,8 @@ export class Faults {
   readonly #seed: number;
   #settings: FaultSettings;
   #random: Random;
+  /** Resolved when the sandbox is no longer frozen. */
+  #thawed = Promise.withResolvers<undefined>();
 
   constructor(initial: FaultSettings, seed: number) {
     this.#initial = Object.freeze({ ...initial });
@@ -61,6 +69,7 @@ export class Faults {
   update(patch: Partial<FaultSettings>): FaultSettings {
     const defined = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
     this.#settings = Object.freeze({ ...this.#settings, ...defined });
+    this.#wakeIfThawed();
     return this.#settings;
   }
 
@@ -68,6 +77,18 @@ export class Faults {
   reset(): void {
     this.#settings = this.#initial;
     this.#random = new Random(this.#seed);
+    this.#wakeIfThawed();
+  }
+
+  /** Resolves once the sandbox is not frozen (at once when it is not). */
+  async unfrozen(): Promise<void> {
+    while (this.#settings.frozen) await this.#thawed.promise;
+  }
+
+  #wakeIfThawed(): void {
+    if (this.#settings.frozen) return;
+    this.#thawed.resolve(undefined);
+    this.#thawed = Promise.withResolvers<undefined>();
   }
 
   /** Draws a number only for a fault that is switched on, so switching one on leaves the others' sequence alone. */

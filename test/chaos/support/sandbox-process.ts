@@ -51,7 +51,11 @@ export interface SandboxProcess {
   datasetRevisions(): Promise<DatasetRevisionReport[]>;
   /** Reads the audit and counters of the current life into the totals. */
   collect(): Promise<SandboxTotals>;
-  kill(signal: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /**
+   * Freezes it (requests held unprocessed), reads what it processed into the totals, then
+   * SIGKILLs it: the held requests die with it, unanswered, as with a crash.
+   */
+  kill(signal: 'SIGKILL'): Promise<void>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -139,20 +143,24 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
     counted.stats = stats;
     return totals;
   };
+  const setFaults = async (faults: FaultSettingsInput): Promise<void> => {
+    const response = await fetch(`${url}/admin/faults`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(faults),
+    });
+    if (!response.ok) throw new Error(`sandbox faults: ${response.status} ${await response.text()}`);
+  };
   return {
     url,
-    async setFaults(faults) {
-      const response = await fetch(`${url}/admin/faults`, {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(faults),
-      });
-      if (!response.ok) throw new Error(`sandbox faults: ${response.status} ${await response.text()}`);
-    },
+    setFaults,
     reviseDataset: (request) => reviseSandboxDataset(url, request),
     datasetRevisions: () => sandboxDatasetRevisions(url),
     collect,
     async kill(signal) {
+      // Read unfrozen, a bulk created between the read and the kill was never counted, its
+      // consume before the read was: 100 quota units without a bulk (service-restart, once).
+      await setFaults({ frozen: true });
       await collect();
       process.kill(-service.pid, signal);
       while (!service.exited()) await new Promise((resolve) => setTimeout(resolve, 50));
