@@ -147,7 +147,8 @@ export async function ensureLocalBase(): Promise<string> {
     });
     await rm(rootfs, { recursive: true, force: true });
   }
-  // Earlier recipes' bases: untagged, they go with the last image built on them (`podman image prune`).
+  // Earlier recipes' bases: untagged; `podman rmi` of the last image built on one takes it along
+  // once nothing else is built on it (the build's cached first stages are, so they stay).
   const tags = await podman(['images', '--format', '{{.Repository}}:{{.Tag}}', BASE_REPOSITORY]);
   for (const tag of tags.split('\n').filter((name) => name.startsWith(`${BASE_REPOSITORY}:`)))
     await podman(['untag', tag]);

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildImage, packageVersion, type BuiltImage } from '../../deploy/container/build-image.ts';
 import { podman, podmanResult } from '../../deploy/container/podman.ts';
 import {
@@ -21,6 +21,7 @@ import { freePort } from '../../deploy/local/processes.ts';
 import { RefDataClient } from '../../src/refdata/index.ts';
 import { buildSandboxApp, startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { knownPartner, normalizedQuery } from '../sandbox/support/partners.ts';
+import { allContainers, interruptBuild } from './support/interrupted-build.ts';
 
 const exec = promisify(execFile);
 const IMAGE = 'localhost/partner-enrich:deploy-test';
@@ -103,6 +104,47 @@ describe('the container image', () => {
     for (const cleanup of cleanups) await cleanup();
     await infrastructure?.stop();
     console.log(['', 'container image summary:', ...report.map((line) => `  ${line}`)].join('\n'));
+  });
+
+  // First, while no other test's container uses the image. CI failed in buildImage: its global
+  // `podman image prune` removed an untagged image built on one an interrupted build's working
+  // container used, then that one with it, and podman refused (exit 125, "image is in use by a
+  // container"). Here that image is the previous image of the tag: a finished build on it leaves
+  // an untagged child, a killed one its working container.
+  it('a build succeeds when an interrupted earlier build left a container on the previous image', async () => {
+    const imageId = async () => (await podman(['image', 'inspect', '--format', '{{.Id}}', IMAGE])).trim();
+    const previous = await imageId();
+    const dir = await mkdtemp(join(tmpdir(), 'image-child-'));
+    await writeFile(join(dir, 'Containerfile'), `FROM ${previous}\nRUN true\n`);
+    const child = (await podman(['build', '--quiet', '--file', join(dir, 'Containerfile'), dir])).trim();
+    await rm(dir, { recursive: true, force: true });
+    const interrupted = await interruptBuild(previous);
+    const logged = vi.spyOn(console, 'error');
+    try {
+      expect(interrupted.containers.map((container) => container.ImageID)).toEqual([previous]);
+      const external = await podman(['ps', '--external', '--all', '--format', '{{.ID}} {{.Status}}']);
+      expect(external).toContain(`${interrupted.containers[0]?.Id.slice(0, 12)} Storage`);
+
+      const started = Date.now();
+      await buildImage(IMAGE);
+      note(
+        `podman build again, cached, an interrupted build's container on the previous image: ${since(started)} s`,
+      );
+      expect(await imageId()).not.toBe(previous);
+      // Left in place, with a warning: a container uses it.
+      expect((await podmanResult(['image', 'exists', previous])).code).toBe(0);
+      const warnings = logged.mock.calls.flat().join('\n');
+      expect(warnings).toContain(`the previous ${IMAGE} (${previous.slice(0, 12)}) is left in place`);
+      expect(warnings).toContain('image is in use by a container');
+    } finally {
+      logged.mockRestore();
+      await interrupted.stop();
+      // The child, then the previous image with it: untagged, it has no other child, no container.
+      await podmanResult(['rmi', child]);
+      if ((await imageId()) !== previous) await podmanResult(['rmi', previous]);
+    }
+    expect((await allContainers()).filter((container) => container.ImageID === previous)).toEqual([]);
+    expect((await podmanResult(['image', 'exists', previous])).code).toBe(1);
   });
 
   it('runs the CLI as uid 1000 on the base image Node, with production dependencies only, a HEALTHCHECK and OCI labels', async () => {
