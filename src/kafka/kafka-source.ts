@@ -158,6 +158,10 @@ export class KafkaSource implements RecordSource {
     }
   }
 
+  get resumeDelayMs(): number {
+    return MAX_FETCH_WAIT_MS;
+  }
+
   pause(partitions: PartitionRef[]): void {
     this.#whileRunning(() => this.#consumer.pause(byTopic(partitions)));
   }

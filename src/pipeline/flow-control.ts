@@ -1,6 +1,13 @@
 // Pausing the source, for reasons that hold for every partition (quota, backpressure) or
 // for one (its records wait on the schema registry, its state is not yet restored). A
 // partition is fetched while no reason holds for it; nothing is buffered meanwhile.
+//
+// Except for a moment when the quota runs out: the source is paused for the quota only once
+// it has been out for as long as the source takes to fetch again after a resume. A shorter
+// pause cost more than it saved: the window reset (a rerun beside live work takes each
+// window's tail) and the records that came meanwhile still waited the source's whole fetch
+// wait (Kafka: 250 ms). Records taken meanwhile wait for the quota in the pipeline, within
+// batching.maxInFlightRecords as always.
 import { positionKey } from './records.ts';
 import type { PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
 
@@ -10,6 +17,8 @@ export class FlowControl {
   readonly #source: RecordSource;
   readonly #observer: PipelineObserver;
   readonly #global = new Set<PauseReason>();
+  /** The quota pause while it is not yet in force at the source. */
+  #quotaGrace: NodeJS.Timeout | undefined;
   readonly #partitions = new Map<
     string,
     { ref: PartitionRef; reasons: Set<PauseReason>; paused?: boolean }
@@ -46,14 +55,30 @@ export class FlowControl {
     if (!reasons || reasons.has(reason)) return;
     if (!this.reasons.includes(reason)) this.#observer.intakePaused?.(reason);
     reasons.add(reason);
+    const graceMs = this.#source.resumeDelayMs ?? 0;
+    if (reason === 'quota' && !partition && graceMs > 0) {
+      this.#quotaGrace = setTimeout(() => {
+        this.#quotaGrace = undefined;
+        this.#apply();
+      }, graceMs).unref();
+      return;
+    }
     this.#apply();
   }
 
   resume(reason: PauseReason, partition?: PartitionRef): void {
     const reasons = partition ? this.#slot(partition)?.reasons : this.#global;
     if (!reasons?.delete(reason)) return;
+    if (reason === 'quota' && !partition) {
+      clearTimeout(this.#quotaGrace);
+      this.#quotaGrace = undefined;
+    }
     if (!this.reasons.includes(reason)) this.#observer.intakeResumed?.(reason);
     this.#apply();
+  }
+
+  #globalInForce(): boolean {
+    return this.#global.size > (this.#quotaGrace ? 1 : 0);
   }
 
   #slot(partition: PartitionRef) {
@@ -64,7 +89,7 @@ export class FlowControl {
     const pause: PartitionRef[] = [];
     const resume: PartitionRef[] = [];
     for (const slot of this.#partitions.values()) {
-      const paused = this.#global.size > 0 || slot.reasons.size > 0;
+      const paused = this.#globalInForce() || slot.reasons.size > 0;
       if (paused === slot.paused) continue;
       slot.paused = paused;
       (paused ? pause : resume).push(slot.ref);

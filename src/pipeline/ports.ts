@@ -33,6 +33,11 @@ export interface RecordSource {
   /** Stops fetching these partitions (records already offered stay in the pipeline); nothing is buffered. */
   pause(partitions: PartitionRef[]): void;
   resume(partitions: PartitionRef[]): void;
+  /**
+   * At most how long a resumed partition waits before it is fetched again, where that is more
+   * than a moment (Kafka: the consumer sleeps a fetch wait while every partition is paused).
+   */
+  readonly resumeDelayMs?: number;
   /** Makes positions durable: after a restart, reading continues from them. Rejects when the commit failed. */
   commit(positions: Committable[]): Promise<void>;
   /** This member's id in its consumer group, once it joined (Kafka). */
