@@ -121,6 +121,7 @@ export function createSchemaRegistry(registry: Config['schemaRegistry']): Schema
 export function pipelineOptions(config: Config): PipelineOptions {
   return {
     maxTasks: config.batching.maxTasks,
+    rerunMaxTasks: config.rerun.maxBulkTasks,
     lingerMs: config.batching.lingerMs,
     maxInFlightRecords: config.batching.maxInFlightRecords,
     maxConcurrentBulks: config.batching.maxConcurrentBulks,

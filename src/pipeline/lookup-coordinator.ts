@@ -38,6 +38,8 @@ import { traceBulkLookup } from '../observability/tracing.ts';
 
 export interface LookupOptions {
   maxTasks: number;
+  /** Most tasks in a rerun's bulk: a bulk is settled, and its results read, in one piece. */
+  rerunMaxTasks: number;
   lingerMs: number;
   maxConcurrentBulks: number;
   skipUnchanged: boolean;
@@ -101,14 +103,14 @@ export class LookupCoordinator {
     this.#scheduler = new KeyScheduler((work) => this.#dispatch(work));
     this.#bulkLimit = pLimit(options.maxConcurrentBulks);
     this.#rerunBulkLimit = pLimit(options.maxConcurrentBulks);
-    const batcher = (limit: ReturnType<typeof pLimit>) =>
-      new Batcher(options, (batch) => {
+    const batcher = (limit: ReturnType<typeof pLimit>, maxTasks: number) =>
+      new Batcher({ maxTasks, lingerMs: options.lingerMs }, (batch) => {
         const lookup = limit(() => traceBulkLookup(batch, () => this.#lookup(batch)));
         this.#submissions.add(lookup);
         void lookup.finally(() => this.#submissions.delete(lookup));
       });
-    this.#batcher = batcher(this.#bulkLimit);
-    this.#rerunBatcher = batcher(this.#rerunBulkLimit);
+    this.#batcher = batcher(this.#bulkLimit, options.maxTasks);
+    this.#rerunBatcher = batcher(this.#rerunBulkLimit, options.rerunMaxTasks);
   }
 
   get coalesced(): number {

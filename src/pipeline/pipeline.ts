@@ -37,6 +37,7 @@ import type { StoredPartner } from './outputs.ts';
 
 export interface PipelineOptions {
   maxTasks: number;
+  rerunMaxTasks: number;
   lingerMs: number;
   maxInFlightRecords: number;
   maxConcurrentBulks: number;

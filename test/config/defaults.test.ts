@@ -63,7 +63,13 @@ describe('defaults', () => {
       mapping: {},
       storageId: 'partners.storage',
       state: { checkpointIntervalMs: 10_000 },
-      rerun: { quotaShare: 0.5, batchSize: 500, maxEventLoopUtilization: 0.8, waitTimeoutMs: 0 },
+      rerun: {
+        quotaShare: 0.5,
+        batchSize: 500,
+        maxBulkTasks: 100,
+        maxEventLoopUtilization: 0.8,
+        waitTimeoutMs: 0,
+      },
       observability: { logLevel: 'info', metricsPort: 9464, metricsHost: '127.0.0.1' },
       tracing: {
         enabled: false,

@@ -1,5 +1,5 @@
 // Defaults of `rerun start` (each can be given per job): how much of the shared quota a
-// rerun may take, how it is chunked, and how long the CLI follows a job.
+// rerun may take, how it is chunked and cut into bulks, and how long the CLI follows a job.
 import { z } from 'zod';
 import { RERUN_LIMITS } from '../../rerun/rerun-job.ts';
 import { durationMs } from '../fields.ts';
@@ -22,6 +22,16 @@ export const rerunSection = z.strictObject({
     .max(batchSize.max)
     .default(batchSize.max)
     .describe('Stored partners a rerun reads per chunk: the unit of its progress and of resuming.'),
+  maxBulkTasks: z
+    .number()
+    .int()
+    .min(1)
+    .max(batchSize.max)
+    .default(100)
+    .describe(
+      "Most lookup tasks in one of a rerun's bulks: each is created, read and written in one piece, and live " +
+        'records beside a rerun waited behind bulks of 500.',
+    ),
   maxEventLoopUtilization: z
     .number()
     .gt(0)
