@@ -163,6 +163,19 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
 
   const tasksPaid = () => sandbox.state.stats.snapshot().bulkTasks;
 
+  /** Offers partition 0's first 100 stored partners as one rerun chunk; resolves with their outcomes. */
+  const rerunStored = (enrichment: Pipeline, state: PartnerState) => {
+    const { epoch } = enrichment.partitions()[0] as { epoch: number };
+    return Promise.all(
+      enrichment.rerun(ref(0), epoch, state.scan(ref(0), '', 100), {
+        jobId: 'nightly',
+        initialize: false,
+        dryRun: false,
+        quotaShare: () => 1,
+      }),
+    );
+  };
+
   it('regression: the commit position sticks for good after Kafka re-delivers records', async () => {
     const { enrichment, source, sink } = pipeline();
     await enrichment.start();
@@ -268,15 +281,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       turns.push(turn);
       return send(messages);
     };
-    const { epoch } = enrichment.partitions()[0] as { epoch: number };
-    const outcomes = await Promise.all(
-      enrichment.rerun(ref(0), epoch, state.scan(ref(0), '', 100), {
-        jobId: 'nightly',
-        initialize: false,
-        dryRun: false,
-        quotaShare: () => 1,
-      }),
-    );
+    const outcomes = await rerunStored(enrichment, state);
     ticking = false;
     await enrichment.stop(1_000);
 
@@ -298,15 +303,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(source.deliver(records(0, 0, 100))).toBe(100);
     await eventually(() => source.committedOffset(0) === 100, 20_000, 'stored partners');
     const before = sandbox.state.stats.snapshot();
-    const { epoch } = enrichment.partitions()[0] as { epoch: number };
-    const outcomes = await Promise.all(
-      enrichment.rerun(ref(0), epoch, state.scan(ref(0), '', 100), {
-        jobId: 'nightly',
-        initialize: false,
-        dryRun: false,
-        quotaShare: () => 1,
-      }),
-    );
+    const outcomes = await rerunStored(enrichment, state);
     await enrichment.stop(1_000);
 
     expect(outcomes.every((o) => o.kind === 'changed' || o.kind === 'unchanged')).toBe(true);
