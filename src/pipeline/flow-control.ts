@@ -77,8 +77,10 @@ export class FlowControl {
     this.#apply();
   }
 
+  /** Whether a reason for every partition is in force at the source (the quota's, once its grace ended). */
   #globalInForce(): boolean {
-    return this.#global.size > (this.#quotaGrace ? 1 : 0);
+    for (const reason of this.#global) if (reason !== 'quota' || !this.#quotaGrace) return true;
+    return false;
   }
 
   #slot(partition: PartitionRef) {
