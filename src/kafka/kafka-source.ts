@@ -12,6 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
+import { topicOffsets } from './topic-offsets.ts';
 
 /** Longest a fetch waits for records at the broker, and for a resumed partition to be fetched. */
 const MAX_FETCH_WAIT_MS = 250;
@@ -200,7 +201,7 @@ export class KafkaSource implements RecordSource {
     await admin.connect();
     try {
       const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      const low = new Map((await admin.fetchTopicOffsets(topic)).map((p) => [p.partition, p.low]));
+      const low = new Map((await topicOffsets(admin, topic)).map((p) => [p.partition, p.low]));
       for (const ref of partitions) {
         const offset = committed?.partitions.find((p) => p.partition === ref.partition)?.offset ?? '-1';
         // Nothing committed yet: from the beginning, as the consumer subscribes.

@@ -8,6 +8,7 @@ import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import { topicOffsets } from './topic-offsets.ts';
 
 const WRITER_HEADER = 'pe.ledger-writer';
 
@@ -100,7 +101,7 @@ export class KafkaLedgerStore implements LedgerStore {
     await admin.connect();
     let ends: { partition: number; high: bigint; low: bigint }[];
     try {
-      ends = (await admin.fetchTopicOffsets(this.#topic)).map((p) => ({
+      ends = (await topicOffsets(admin, this.#topic)).map((p) => ({
         partition: p.partition,
         high: BigInt(p.high),
         low: BigInt(p.low),

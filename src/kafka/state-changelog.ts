@@ -9,6 +9,7 @@ import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
 import { replayConsumer } from './topic-reader.ts';
+import { topicOffsets } from './topic-offsets.ts';
 
 /**
  * Fetch sizes of a restore, well below kafkajs's defaults (1 MB per partition, 10 MB per
@@ -72,7 +73,7 @@ export class KafkaStateChangelog implements StateChangelog {
     const admin = this.#kafka.admin();
     await admin.connect();
     try {
-      const offsets = await admin.fetchTopicOffsets(this.name);
+      const offsets = await topicOffsets(admin, this.name);
       return new Map(offsets.map((p) => [p.partition, { low: Number(p.low), high: Number(p.high) }]));
     } finally {
       await admin.disconnect();

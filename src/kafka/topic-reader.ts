@@ -2,6 +2,7 @@
 // read began: how the storage index and the bulk ledger are rebuilt at start.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
+import { topicOffsets } from './topic-offsets.ts';
 
 /**
  * A consumer in a throw-away group (never a member of the pipeline's group) that reads one of
@@ -31,7 +32,7 @@ export async function readTopicToEnd(
   await admin.connect();
   const ends = new Map<number, bigint>();
   try {
-    for (const p of await admin.fetchTopicOffsets(topic)) {
+    for (const p of await topicOffsets(admin, topic)) {
       if (BigInt(p.high) > BigInt(p.low)) ends.set(p.partition, BigInt(p.high));
     }
   } finally {
