@@ -34,6 +34,9 @@ const LIVE_MARGIN = 1.2;
 /** The part of a window that is its tail (nothing kept for live work) and the rerun's cadence. */
 const TAIL = 1 / 20;
 
+/** How soon a rerun asks again while a live consume is under way (not refused, only in flight). */
+const IN_FLIGHT_RECHECK_MS = 5;
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 /** Where `time` falls in a window of `windowMs` that began at `start` (or whole windows later). */
@@ -57,6 +60,8 @@ export class RerunQuota {
   #lastAskedAt: number | undefined;
   /** Bounds of a window's start, narrowed with every reset seen (windows follow each other). */
   #phase: { earliest: number; latest: number } | undefined;
+  /** When a drop in the service's use (a reset) was last seen. */
+  #droppedAt: number | undefined;
   #closed = false;
 
   constructor(gate: QuotaGate, check: QuotaCheck, options: RerunQuotaOptions) {
@@ -92,7 +97,13 @@ export class RerunQuota {
       const wanted = needed();
       if (wanted === 0) return 0;
       if (this.#gate.exhausted || this.#gate.pending > 0) {
-        await sleep(this.#options.retryMs);
+        // A live consume merely in flight ends in milliseconds: waited out for a whole retry,
+        // it let the window's tail pass unasked (benchmark rerun: windows 96 % used).
+        await sleep(
+          this.#gate.exhausted
+            ? this.#options.retryMs
+            : Math.min(this.#options.retryMs, IN_FLIGHT_RECHECK_MS),
+        );
         continue;
       }
       const asked = now();
@@ -131,6 +142,11 @@ export class RerunQuota {
           : 0;
       const allowed = Math.min(wanted, room.left - reserve - credit, shareOfWindow - this.#used);
       if (allowed <= 0) {
+        // What live work is expected to need before the window ends is more than is left:
+        // paid ahead now, it is theirs all the same, and the window does not end part unused
+        // (benchmark rerun: windows 96 % used, the rest neither the rerun's nor used by live).
+        if (credit > 0 && room.left > 0)
+          this.#serviceUsed += await this.#gate.prepay(Math.min(credit, room.left));
         await sleep(this.#nextAsk(room, timeLeft, at));
         continue;
       }
@@ -177,7 +193,13 @@ export class RerunQuota {
    */
   #timeLeft(room: QuotaRoom, at: number): number {
     if (!this.#phase || room.windowMs === undefined) return 1;
-    return 1 - intoWindow(at, this.#phase.earliest, room.windowMs) / room.windowMs;
+    const into = intoWindow(at, this.#phase.earliest, room.windowMs);
+    const resetSeen = this.#droppedAt !== undefined && this.#droppedAt >= at - into;
+    // Between the earliest and the latest the reset can come, it has not come while no drop
+    // was seen since that span began: the old window's tail still runs. Taken for the new
+    // window's start, what was left of the old one went unused (benchmark rerun: 80 units).
+    if (!resetSeen && into <= this.#phase.latest - this.#phase.earliest) return 0;
+    return 1 - into / room.windowMs;
   }
 
   /** How much later than reckoned the window can end, as a part of it. */
@@ -210,6 +232,7 @@ export class RerunQuota {
   #track(room: QuotaRoom, asked: number, at: number): void {
     const serviceUsed = room.max - room.left;
     const dropped = serviceUsed < this.#serviceUsed;
+    if (dropped) this.#droppedAt = at;
     const after = this.#lastAskedAt ?? asked;
     // A reset seen a window or more after the ask before says nothing about when it came.
     if (dropped && room.windowMs !== undefined && at - after < room.windowMs)
