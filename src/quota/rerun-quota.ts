@@ -34,6 +34,9 @@ const LIVE_MARGIN = 1.2;
 /** The part of a window that is its tail (nothing kept for live work) and the rerun's cadence. */
 const TAIL = 1 / 20;
 
+/** The least part of a rerun's bulk it takes before a window's tail (in the tail, anything). */
+const MIN_BULK_PART = 1 / 4;
+
 /** How soon a rerun asks again while a live consume is under way (not refused, only in flight). */
 const IN_FLIGHT_RECHECK_MS = 5;
 
@@ -141,7 +144,12 @@ export class RerunQuota {
             )
           : 0;
       const allowed = Math.min(wanted, room.left - reserve - credit, shareOfWindow - this.#used);
-      if (allowed <= 0) {
+      // Before the tail, a bulk waits until a quarter of it can go: granted what the shrinking
+      // reserve freed every few milliseconds, the rerun sent bulks of 1 to 10 tasks, each
+      // created, recorded and read like a full one (benchmark rerun: 25 bulks a window for 840).
+      // Where the window's end is not known there is no tail to wait for.
+      const worthABulk = !this.#phase || timeLeft <= TAIL || allowed >= Math.ceil(wanted * MIN_BULK_PART);
+      if (allowed <= 0 || !worthABulk) {
         // What live work is expected to need before the window ends is more than is left:
         // paid ahead now, it is theirs all the same, and the window does not end part unused
         // (benchmark rerun: windows 96 % used, the rest neither the rerun's nor used by live).

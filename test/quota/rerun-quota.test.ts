@@ -221,6 +221,25 @@ describe('RerunQuota', () => {
     expect(gate.credit).toBe(20);
   });
 
+  it('before the tail, waits until a quarter of its bulk can go rather than send a few tasks', async () => {
+    const { clock, rerun, setOnWait } = await windowAfterLiveUsed400();
+    // A share of 0.02: 10 units of it are left in this window, for a bulk of 100. Taken at
+    // once (the defect), every few milliseconds' worth became a bulk of its own.
+    clock.at = 1_000;
+    const waitedAt: number[] = [];
+    setOnWait(() => {
+      waitedAt.push(clock.at);
+      clock.at = 1_960;
+    });
+    expect(
+      await rerun.acquire(
+        () => 100,
+        () => 0.02,
+      ),
+    ).toBe(10);
+    expect(waitedAt).toEqual([1_000]);
+  });
+
   it('takes the span the reset may still lie in for the old window until a drop in use is seen', async () => {
     const clock = { at: 0 };
     const { window, gate, take } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
