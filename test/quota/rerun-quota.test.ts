@@ -85,8 +85,8 @@ describe('RerunQuota', () => {
     expect(window.used).toBe(1_000);
   });
 
-  it('asks for nothing while a live bulk waits for the quota, exhausted or not', async () => {
-    const { window, gate, rerun, setOnWait } = setup(100);
+  it('asks for nothing while a live bulk waits for the quota, and again 5 ms later while its consume is only in flight', async () => {
+    const { window, gate, rerun, waits, setOnWait } = setup(100);
     // A live consume under way (a slow answer): the window has room, the rerun still waits for it.
     const answer = Promise.withResolvers<undefined>();
     const consume = window.check.consume.bind(window.check);
@@ -106,6 +106,10 @@ describe('RerunQuota', () => {
     expect(await live).toBe(80);
     expect(await granted).toBe(20);
     expect(order).toEqual(['live', 'rerun']);
+    // Waited a whole retryMs (100 here) for a consume that ends in milliseconds, the rerun let
+    // the window's tail pass unasked.
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits.every((ms) => ms === 5)).toBe(true);
   });
 
   it('before it has seen a whole window, expects live work to need what went through the gate over the last window', async () => {
@@ -152,7 +156,7 @@ describe('RerunQuota', () => {
    */
   async function windowAfterLiveUsed400() {
     const clock = { at: 0 };
-    const { window, gate, rerun, setOnWait } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
+    const { window, gate, rerun, take, setOnWait } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
     expect(await gate.acquire(400)).toBe(400);
     expect(
       await rerun.acquire(
@@ -169,7 +173,7 @@ describe('RerunQuota', () => {
         () => 1,
       ),
     ).toBe(10);
-    return { clock, rerun, gate, window, setOnWait };
+    return { clock, rerun, gate, window, take, setOnWait };
   }
 
   it("lets the reserve for live work shrink in the window's second half, so that the window is used up", async () => {
@@ -205,24 +209,19 @@ describe('RerunQuota', () => {
   });
 
   it('pays ahead what is left of the tail when live work is expected to need more, leaving nothing unused', async () => {
-    const { clock, rerun, gate, window, setOnWait } = await windowAfterLiveUsed400();
+    const { clock, rerun, gate, window, take, setOnWait } = await windowAfterLiveUsed400();
     expect(await gate.acquire(870)).toBe(870);
     // 70 ms left, 20 units: live work is expected to need 24 before the end. The rerun takes
     // nothing, and pays the 20 ahead for live work; left alone (the defect) they went unused.
     clock.at = 1_930;
     setOnWait(() => rerun.close());
-    expect(
-      await rerun.acquire(
-        () => 1_000,
-        () => 1,
-      ),
-    ).toBe(0);
+    expect(await take(1_000)).toBe(0);
     expect(window.used).toBe(1_000);
     expect(gate.credit).toBe(20);
   });
 
   it('before the tail, waits until a quarter of its bulk can go rather than send a few tasks', async () => {
-    const { clock, rerun, setOnWait } = await windowAfterLiveUsed400();
+    const { clock, take, setOnWait } = await windowAfterLiveUsed400();
     // A share of 0.02: 10 units of it are left in this window, for a bulk of 100. Taken at
     // once (the defect), every few milliseconds' worth became a bulk of its own.
     clock.at = 1_000;
@@ -231,12 +230,7 @@ describe('RerunQuota', () => {
       waitedAt.push(clock.at);
       clock.at = 1_960;
     });
-    expect(
-      await rerun.acquire(
-        () => 100,
-        () => 0.02,
-      ),
-    ).toBe(10);
+    expect(await take(100, 0.02)).toBe(10);
     expect(waitedAt).toEqual([1_000]);
   });
 
@@ -256,28 +250,6 @@ describe('RerunQuota', () => {
     clock.at = 3_960;
     expect((await take(1_000)) + gate.credit).toBe(890);
     expect(window.used).toBe(1_000);
-  });
-
-  it('asks again within milliseconds while a live consume is only in flight, not a retry later', async () => {
-    const { window, gate, rerun, waits, setOnWait } = setup(100);
-    const answer = Promise.withResolvers<undefined>();
-    const consume = window.check.consume.bind(window.check);
-    window.check.consume = async (amount) => {
-      await answer.promise;
-      return consume(amount);
-    };
-    const live = gate.acquire(80);
-    setOnWait(() => answer.resolve(undefined));
-    const granted = rerun.acquire(
-      () => 50,
-      () => 1,
-    );
-    expect(await live).toBe(80);
-    expect(await granted).toBe(20);
-    // Waited 100 ms (retryMs) for a consume that ends in milliseconds, the rerun let the
-    // window's tail pass unasked.
-    expect(waits.length).toBeGreaterThan(0);
-    expect(waits.every((ms) => ms === 5)).toBe(true);
   });
 
   it('reckons a window from the earliest it can have begun: a reset seen late does not move the tail past its end', async () => {
