@@ -66,7 +66,7 @@ describe('defaults', () => {
       rerun: {
         quotaShare: 0.5,
         batchSize: 500,
-        maxBulkTasks: 100,
+        maxBulkTasks: 50,
         maxEventLoopUtilization: 0.8,
         waitTimeoutMs: 0,
       },

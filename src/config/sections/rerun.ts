@@ -27,10 +27,10 @@ export const rerunSection = z.strictObject({
     .int()
     .min(1)
     .max(batchSize.max)
-    .default(100)
+    .default(50)
     .describe(
       "Most lookup tasks in one of a rerun's bulks: each is created, read and written in one piece, and live " +
-        'records beside a rerun waited behind bulks of 500.',
+        'records beside a rerun wait behind it.',
     ),
   maxEventLoopUtilization: z
     .number()
