@@ -150,9 +150,9 @@ export class RerunQuota {
       // Where the window's end is not known there is no tail to wait for.
       const worthABulk = !this.#phase || timeLeft <= TAIL || allowed >= Math.ceil(wanted * MIN_BULK_PART);
       if (allowed <= 0 || !worthABulk) {
-        // What live work is expected to need before the window ends is more than is left:
-        // paid ahead now, it is theirs all the same, and the window does not end part unused
-        // (benchmark rerun: windows 96 % used, the rest neither the rerun's nor used by live).
+        // In the tail (the only place credit is due), taking nothing still pays ahead for live
+        // work, up to what is left: left alone when live work was expected to need more than
+        // that, it went unused (benchmark rerun: windows 96 % used).
         if (credit > 0 && room.left > 0)
           this.#serviceUsed += await this.#gate.prepay(Math.min(credit, room.left));
         await sleep(this.#nextAsk(room, timeLeft, at));
