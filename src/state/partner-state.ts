@@ -69,10 +69,12 @@ export interface RestoreReport {
 /**
  * Changelog records applied per transaction while restoring: random partner ids touch pages
  * all over the file, and a commit per fetched batch (about a thousand records) wrote most of
- * them again each time; 20,000 per transaction restored 2.3x faster (measured on this
- * machine, 500,000 records: 18,000/s at 1,000, 41,000/s at 20,000), for about 10 MB held.
+ * them again each time (500,000 records: 18,000/s at 1,000 per transaction, 41,000/s at
+ * 20,000). Until written, each is a decoded partner state with its whole partner record:
+ * 20,000 per partition took a restore of 2,000,000 partners to 278 MB RSS; 5,000 gave 179 MB
+ * and 43,000/s (docs/BENCHMARKS.md, State).
  */
-const RESTORE_TRANSACTION_RECORDS = 20_000;
+const RESTORE_TRANSACTION_RECORDS = 5_000;
 
 const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 const fileOf = (ref: PartitionRef) => `${ref.topic.replace(/[^A-Za-z0-9._-]/g, '_')}-${ref.partition}.sqlite`;
