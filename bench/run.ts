@@ -17,6 +17,7 @@ import { quotaEfficiency } from './pipeline/quota.ts';
 import { rerunBesideLive } from './pipeline/rerun.ts';
 import { scaleOut } from './pipeline/scale.ts';
 import { stateRestart } from './pipeline/state.ts';
+import { allocationProfileKind } from './support/allocation-profile.ts';
 import { createContext, type BenchContext } from './support/context.ts';
 import { drainWithPipeline, produceDistinct, warmInstantSandbox } from './support/drain.ts';
 import { describeMachine, type Machine } from './support/machine.ts';
@@ -57,6 +58,8 @@ function options() {
   const runs = Number(values.runs);
   if (!(scale > 0) || !Number.isInteger(runs) || runs < 1)
     throw new Error('--scale must be > 0, --runs a whole number >= 1');
+  // Checked here so that a misspelt value fails before the infrastructure starts, not in a child.
+  allocationProfileKind(process.env.BENCH_ALLOC_PROF);
   return { selected: BENCHMARKS.filter((name) => !only || only.includes(name)), scale, runs };
 }
 

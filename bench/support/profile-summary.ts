@@ -1,5 +1,6 @@
 // Summarises a V8 CPU profile (node --cpu-prof): self time per function and per package or
-// source folder, the biggest first. `node bench/support/profile-summary.ts FILE [top]`.
+// source folder, the biggest first; or an allocation profile (BENCH_ALLOC_PROF, a .heapprofile):
+// bytes allocated per function and per package or folder. `node bench/support/profile-summary.ts FILE [top]`.
 import { readFileSync } from 'node:fs';
 
 interface ProfileNode {
@@ -16,9 +17,21 @@ interface Profile {
   timeDeltas: number[];
 }
 
+interface AllocationNode {
+  id: number;
+  callFrame: ProfileNode['callFrame'];
+  children: AllocationNode[];
+}
+
+interface AllocationProfile {
+  head: AllocationNode;
+  samples: { size: number; nodeId: number }[];
+}
+
 export interface ProfileRow {
   name: string;
-  ms: number;
+  /** Milliseconds of self time, or bytes allocated in an allocation profile. */
+  amount: number;
   share: number;
 }
 
@@ -32,7 +45,34 @@ function areaOf(url: string): string {
   return own ? `${own[1]}/${own[2]}` : url;
 }
 
-export function summariseProfile(path: string, top = 15): { functions: ProfileRow[]; areas: ProfileRow[] } {
+interface Summary {
+  functions: ProfileRow[];
+  areas: ProfileRow[];
+  /** All the profile holds: milliseconds profiled, or bytes allocated. */
+  total: number;
+}
+
+/** Adds up what each call frame spent itself, per function and per area, the biggest first. */
+function summarise(self: Iterable<[ProfileNode['callFrame'], number]>, total: number, top: number): Summary {
+  const functions = new Map<string, number>();
+  const areas = new Map<string, number>();
+  for (const [callFrame, amount] of self) {
+    const file = callFrame.url.split('/').at(-1) ?? '';
+    const name =
+      `${callFrame.functionName || '(anonymous)'} ${file ? `${file}:${callFrame.lineNumber + 1}` : ''}`.trim();
+    functions.set(name, (functions.get(name) ?? 0) + amount);
+    const area = callFrame.url ? areaOf(callFrame.url) : callFrame.functionName || '(native)';
+    areas.set(area, (areas.get(area) ?? 0) + amount);
+  }
+  const rows = (map: Map<string, number>) =>
+    [...map]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, amount]) => ({ name, amount: Math.round(amount), share: amount / total }));
+  return { functions: rows(functions), areas: rows(areas), total };
+}
+
+export function summariseProfile(path: string, top = 15): Summary {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const selfMs = new Map<number, number>();
@@ -40,33 +80,51 @@ export function summariseProfile(path: string, top = 15): { functions: ProfileRo
     selfMs.set(id, (selfMs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000),
   );
   const total = (profile.endTime - profile.startTime) / 1000;
-  const functions = new Map<string, number>();
-  const areas = new Map<string, number>();
-  for (const [id, ms] of selfMs) {
-    const { callFrame } = byId.get(id) as ProfileNode;
-    const file = callFrame.url.split('/').at(-1) ?? '';
-    const name =
-      `${callFrame.functionName || '(anonymous)'} ${file ? `${file}:${callFrame.lineNumber + 1}` : ''}`.trim();
-    functions.set(name, (functions.get(name) ?? 0) + ms);
-    const area = callFrame.url ? areaOf(callFrame.url) : callFrame.functionName || '(native)';
-    areas.set(area, (areas.get(area) ?? 0) + ms);
-  }
-  const rows = (map: Map<string, number>) =>
-    [...map]
-      .sort((a, b) => b[1] - a[1])
-      .slice(0, top)
-      .map(([name, ms]) => ({ name, ms: Math.round(ms), share: ms / total }));
-  return { functions: rows(functions), areas: rows(areas) };
+  const self = [...selfMs].map(([id, ms]): [ProfileNode['callFrame'], number] => [
+    (byId.get(id) as ProfileNode).callFrame,
+    ms,
+  ]);
+  return summarise(self, total, top);
+}
+
+export function summariseAllocations(path: string, top = 15): Summary {
+  const profile = JSON.parse(readFileSync(path, 'utf8')) as AllocationProfile;
+  const byId = new Map<number, AllocationNode>();
+  const index = (node: AllocationNode) => {
+    byId.set(node.id, node);
+    for (const child of node.children) index(child);
+  };
+  index(profile.head);
+  // V8 leaves out of the tree some call sites whose every sample was collected; their bytes
+  // still count, under one name.
+  const unknown = { functionName: '(call site not in the profile)', url: '', lineNumber: -1 };
+  const self = profile.samples.map(({ nodeId, size }): [ProfileNode['callFrame'], number] => [
+    byId.get(nodeId)?.callFrame ?? unknown,
+    size,
+  ]);
+  return summarise(
+    self,
+    self.reduce((sum, [, size]) => sum + size, 0),
+    top,
+  );
 }
 
 if (import.meta.main) {
   const [path, top] = process.argv.slice(2);
   if (!path) throw new Error('usage: profile-summary.ts FILE [top]');
-  const { functions, areas } = summariseProfile(path, Number(top ?? 15));
+  const allocations = path.endsWith('.heapprofile');
+  const { functions, areas, total } = (allocations ? summariseAllocations : summariseProfile)(
+    path,
+    Number(top ?? 15),
+  );
+  const amount = (value: number) =>
+    allocations ? `${(value / 1e6).toFixed(1).padStart(8)} MB` : `${String(value).padStart(7)} ms`;
   const line = (row: ProfileRow) =>
-    `${(row.share * 100).toFixed(1).padStart(5)}%  ${String(row.ms).padStart(7)} ms  ${row.name}`;
-  console.log('self time by area:');
+    `${(row.share * 100).toFixed(1).padStart(5)}%  ${amount(row.amount)}  ${row.name}`;
+  const what = allocations ? 'bytes allocated' : 'self time';
+  if (allocations) console.log(`${(total / 1e6).toFixed(1)} MB allocated (sampled)`);
+  console.log(`${what} by area:`);
   for (const row of areas) console.log(line(row));
-  console.log('\nself time by function:');
+  console.log(`\n${what} by function:`);
   for (const row of functions) console.log(line(row));
 }

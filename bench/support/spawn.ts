@@ -31,7 +31,6 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
     // partner-enrich runs with its memory flags; the baselines with Node's defaults.
     ...(job.kind === 'pipeline' || job.kind === 'open-pipeline' ? RUNTIME_NODE_FLAGS : []),
     ...(options.nodeFlags ?? []),
-    ...(process.env.BENCH_HEAP_PROF ? ['--heap-prof', `--heap-prof-dir=${profilesDir}`] : []),
     ...(profile
       ? [
           '--cpu-prof',

@@ -1,6 +1,9 @@
 // Entry of a benchmark's child process: receives one job from the parent, reports `ready`
-// once it is consuming, then `done` with its figures, and exits.
+// once it is consuming, then `done` with its figures, and exits. With BENCH_ALLOC_PROF set, it
+// writes an allocation profile of the job to out/profiles (allocation-profile.ts).
+import { allocationProfileKind, startAllocationProfile } from './allocation-profile.ts';
 import type { WorkerCommand, WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
+import { profilesDir } from './spawn.ts';
 
 const send = (message: WorkerMessage) =>
   new Promise<void>((resolve) => {
@@ -33,8 +36,17 @@ async function run(job: WorkerJob): Promise<WorkerResult> {
   }
 }
 
+async function profiled(job: WorkerJob): Promise<WorkerResult> {
+  const kind = allocationProfileKind(process.env.BENCH_ALLOC_PROF);
+  if (!kind) return run(job);
+  const stop = await startAllocationProfile(kind, profilesDir, `${job.kind}-${kind}-${Date.now()}`);
+  const result = await run(job);
+  await stop();
+  return result;
+}
+
 process.once('message', (job: WorkerJob) => {
-  run(job).then(
+  profiled(job).then(
     async (result) => {
       await send({ type: 'done', result });
       process.exit(0);
