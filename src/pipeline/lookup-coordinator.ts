@@ -425,7 +425,11 @@ export class LookupCoordinator {
         // finds that version's result stored by now.
         if (now?.submissionId === submitted.submissionId) {
           this.#parts.observer.intentAdopted?.(work.records.length);
-          work.prepaid = now.paid === true;
+          // The intent paid one unit per task, for the task's content. An older version
+          // coalesced into it, read here in a work of its own, is looked up for its own
+          // content and pays: the unit stays with the work that carries the task's content
+          // (both drew it, and two tasks went to the service on one unit).
+          work.prepaid = now.paid === true && now.hash === work.hash;
         }
         work.adopted = true;
         this.#dispatch(work);

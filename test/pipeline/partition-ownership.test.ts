@@ -12,7 +12,7 @@ import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
 import { createRefDataClient } from '../../src/cli/enrichment.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { toJsonRecord } from '../../src/mapping/lookup-task.ts';
+import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
@@ -23,6 +23,8 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
 import { jsonPartnerDecoder, type PartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { QuotaGate } from '../../src/quota/quota-gate.ts';
+import { usageQuotaCheck } from '../../src/quota/usage-quota-check.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
 import { eventually } from '../support/kafka.ts';
 
@@ -115,6 +117,8 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       rerunMaxTasks?: number;
       toTask?: typeof toJsonRecord;
       decoder?: PartnerDecoder;
+      /** Consume quota through the sandbox's usage API before each bulk, as `run` does. */
+      quota?: boolean;
     } = {},
   ) {
     const config = loadConfig({
@@ -134,6 +138,16 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       },
     });
     const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) });
+    const quota = options.quota
+      ? new QuotaGate(
+          usageQuotaCheck(createRefDataClient(config.refdata, config.retry), {
+            serviceTechnicalKey: config.quota.serviceTechnicalKey,
+            organizationId: config.refdata.organizationId,
+          }),
+          { initialDelayMs: 10, maxDelayMs: 50 },
+          { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+        )
+      : undefined;
     const enrichment = new Pipeline(
       {
         source,
@@ -143,6 +157,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         runner,
         ledger,
         state,
+        ...(quota ? { quota } : {}),
       },
       {
         maxTasks: 500,
@@ -158,10 +173,11 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         submissionLeaseMs: 10_000,
       },
     );
-    return { enrichment, source, sink, state };
+    return { enrichment, source, sink, state, ledger };
   }
 
   const tasksPaid = () => sandbox.state.stats.snapshot().bulkTasks;
+  const quotaConsumed = () => sandbox.state.stats.snapshot().quotaConsumed;
 
   /** Offers partition 0's first 100 stored partners as one rerun chunk; resolves with their outcomes. */
   const rerunStored = (enrichment: Pipeline, state: PartnerState) => {
@@ -195,6 +211,47 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(sink.matches()).toHaveLength(50);
     expect(sink.matches().every((m) => (m.value as { outcome: string }).outcome !== 'FAILED')).toBe(true);
     expect(tasksPaid() - paidBefore).toBe(50);
+  });
+
+  it("regression: an older version read alone under a dead member's paid intent pays for its own lookup, the newer one the intent paid for does not (two tasks on one unit after kill -9)", async () => {
+    const { enrichment, source, sink, ledger } = pipeline({ quota: true });
+    // Partner P-K's two versions: the dead member read both, coalesced them into one task of
+    // the newer content and paid one unit for it, then died before creating the bulk.
+    const partner = (offset: number, organization: number) =>
+      partnerOf(
+        dataset.organizations[organization] as (typeof dataset.organizations)[number],
+        'P-K',
+        'ERP',
+        1_700_000_000_000 + offset,
+      );
+    const version = (offset: number, organization: number): InputRecord => ({
+      position: { topic: TOPIC, partition: 0, offset },
+      key: Buffer.from('P-K'),
+      value: Buffer.from(JSON.stringify(partner(offset, organization))),
+      headers: {},
+      timestamp: 0,
+    });
+    const [older, newer] = [version(0, 11), version(1, 12)];
+    const newerContent = contentHash(toJsonRecord(partner(1, 12)));
+    await ledger.intend(
+      'dead-submission',
+      [{ taskId: 't-1', hash: newerContent, positions: [older.position, newer.position] }],
+      { leaseMs: 1, paid: true, owner: 'dead-member' },
+    );
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [tasksBefore, consumedBefore] = [tasksPaid(), quotaConsumed()];
+    // Read apart (the newer one after the older's lookup), as after a restart whose fetch
+    // ended between them: each is a piece of work of its own.
+    expect(source.deliver([older])).toBe(1);
+    await eventually(() => sink.matches().length === 1, 20_000, "the older version's MatchResult");
+    expect(source.deliver([newer])).toBe(1);
+    await eventually(() => sink.matches().length === 2, 20_000, "the newer version's MatchResult");
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(2);
+    // One of the two tasks stands on the dead member's unit, the other is paid now.
+    expect(quotaConsumed() - consumedBefore).toBe(1);
   });
 
   it('regression: queued work of a revoked partition is neither paid for nor written nor committed by its former owner', async () => {

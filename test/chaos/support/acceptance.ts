@@ -60,6 +60,11 @@ export function expectPaidOnlyWhatWasNeeded(report: ScenarioReport): void {
   expect
     .soft(lookups.quotaBeyondNeeded, 'quota units beyond the lookups needed, retries and forgotten bulks')
     .toBeLessThanOrEqual(0);
+  // Every task the service got stands on a unit consumed for it, killed processes or not (a
+  // dead member's paid intent lends its units to whoever adopts its tasks, each unit once).
+  expect
+    .soft(report.payment.quotaConsumed, 'quota units consumed, against tasks paid (none without its unit)')
+    .toBeGreaterThanOrEqual(report.lookups.tasks);
   // Nothing died between an intent and its quota consume: no lookup may go unpaid by the quota.
   if (report.processes.pipelineKills === 0 && report.processes.selfExits.length === 0)
     expect
