@@ -128,7 +128,8 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     const source = new ScriptedSource();
     const sink = new MemorySink();
     const ledger = new BulkLedger(memoryLedgerStore());
-    const runner = new BulkRunner(refDataBulkApi(createRefDataClient(config.refdata, config.retry)), ledger, {
+    const client = createRefDataClient(config.refdata, config.retry);
+    const runner = new BulkRunner(refDataBulkApi(client), ledger, {
       polling: { initialDelayMs: 10, maxDelayMs: 50, pageSize: 1000, maxPolls: 1000 },
       lookup: {
         matchingThreshold: config.lookup.matchingThreshold,
@@ -140,7 +141,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) });
     const quota = options.quota
       ? new QuotaGate(
-          usageQuotaCheck(createRefDataClient(config.refdata, config.retry), {
+          usageQuotaCheck(client, {
             serviceTechnicalKey: config.quota.serviceTechnicalKey,
             organizationId: config.refdata.organizationId,
           }),
