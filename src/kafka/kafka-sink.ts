@@ -128,6 +128,16 @@ export class KafkaSink implements OutputSink {
     return { topic, message: encoded, bytes };
   }
 
+  /** Encodes the messages as send() would, and sends nothing. */
+  check(messages: OutputMessage[]): void {
+    for (const message of messages) this.encode(message);
+  }
+
+  smallestLimit(): number {
+    if (this.#limits.size === 0) throw new Error('KafkaSink.smallestLimit() before connect()');
+    return Math.min(...this.#limits.values());
+  }
+
   /** The topic's record batch limit (max.message.bytes), known once connected. */
   limit(topic: string): number {
     const limit = this.#limits.get(topic);

@@ -84,6 +84,26 @@ export class OutputWriter {
   }
 
   /**
+   * OUTPUT_TOO_LARGE when the outputs of `input` could never be written: one of `least` (the
+   * least they can be) over its topic's limit. Only an input of half the sink's smallest
+   * limit or more is checked: what the outputs carry of a record is at most about its own
+   * size (the partner record in Avro, the input's format or denser, and a few fields), so a
+   * smaller one cannot make them too large and is not encoded once more to find out.
+   */
+  tooLarge(input: InputRecord, least: () => OutputMessage[]): PartnerEnrichError | undefined {
+    const sink = this.#sink;
+    if (!sink.check || !sink.smallestLimit || (input.value?.length ?? 0) * 2 < sink.smallestLimit())
+      return undefined;
+    try {
+      sink.check(least());
+      return undefined;
+    } catch (error) {
+      // Any other failure to encode is met, and reported, when the outputs are written.
+      return isTooLarge(error) ? error : undefined;
+    }
+  }
+
+  /**
    * The group rebalances: outputs of input records are held until the new assignment is
    * known. A partition that moves is read again by its new owner from the committed offset:
    * what its former owner wrote meanwhile would be written twice. (Exactly-once needs no

@@ -270,6 +270,28 @@ export function matchedOutputs(
   return { messages, stored };
 }
 
+/**
+ * The least a lookup of the work writes, whatever the service answers (no candidate, no golden
+ * record): when one of these messages cannot fit its topic, no answer's outputs can.
+ */
+export function leastOutputs(work: PartnerWork, context: EmitContext): OutputMessage[] {
+  const stored: StoredPartner = {
+    hash: work.hash as string,
+    svcId: null,
+    outcome: 'NO_MATCH',
+    bestCandidate: null,
+    record: newestPartner(work),
+    matchedAt: context.now(),
+    source: sourceOf(work),
+  };
+  return [
+    ...work.records.map((record) =>
+      matchResult(record, work.partnerId, { outcome: 'NO_MATCH', best: null }, context),
+    ),
+    storageRecord(work, stored),
+  ];
+}
+
 /** Content unchanged since the last successful match: its result is repeated, no quota spent. */
 export function reusedOutputs(
   work: PartnerWork,

@@ -22,7 +22,7 @@ import { Intake } from './intake.ts';
 import { LookupCoordinator } from './lookup-coordinator.ts';
 import { OutputStaging } from './output-staging.ts';
 import { OutputWriter, type Transactional } from './output-writer.ts';
-import { deadLetter, type EmitContext, type FailureStage, type Thresholds } from './outputs.ts';
+import { deadLetter, leastOutputs, type EmitContext, type FailureStage, type Thresholds } from './outputs.ts';
 import { Ownership } from './ownership.ts';
 import type {
   OutputSink,
@@ -31,7 +31,7 @@ import type {
   RecordSource,
   TransactionalOutputs,
 } from './ports.ts';
-import type { InputRecord, RerunOutcome, RerunTask } from './records.ts';
+import type { InputRecord, PartnerWork, RerunOutcome, RerunTask } from './records.ts';
 import { eachInTurns, RERUN_SLICE, rerunTopic, rerunWork } from './rerun-work.ts';
 import type { StoredPartner } from './outputs.ts';
 
@@ -156,7 +156,7 @@ export class Pipeline {
         ownership: this.#ownership,
         flow: this.#flow,
         observer: this.#observer,
-        schedule: (work) => this.#lookups.schedule(work),
+        schedule: (work) => this.#schedule(work),
         reject: (input, stage, error, epoch) => this.#reject(input, stage, error, epoch),
         fail: (error) => this.#fail(unexpected(error)),
       },
@@ -432,6 +432,20 @@ export class Pipeline {
 
   #partitionsChanged(): void {
     for (const listener of this.#partitionListeners) listener();
+  }
+
+  /**
+   * A lookup whose outputs could never be written, whatever the service answers, is not paid
+   * for: its record is dead-lettered at once, for the reason it would be after the lookup.
+   */
+  #schedule(work: PartnerWork): void {
+    const input = (work.records[0] as PartnerWork['records'][number]).input;
+    const tooLarge =
+      work.kind === 'lookup'
+        ? this.#writer.tooLarge(input, () => leastOutputs(work, this.#context))
+        : undefined;
+    if (tooLarge) this.#reject(input, 'output', tooLarge, work.epoch);
+    else this.#lookups.schedule(work);
   }
 
   #reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void {

@@ -60,6 +60,12 @@ export interface RecordSource {
 export interface OutputSink {
   /** Resolves when every message is durably written (acknowledged by Kafka, written to the file). */
   send(messages: OutputMessage[]): Promise<void>;
+  /**
+   * A sink whose topics limit the size of a message: the smallest limit in bytes, and a check
+   * that throws OUTPUT_TOO_LARGE for a message its topic can never take, writing nothing.
+   */
+  smallestLimit?(): number;
+  check?(messages: OutputMessage[]): void;
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, it } from 'vitest';
-import { expectAcceptance } from './support/acceptance.ts';
+import { expectAcceptance, expectPaidOnlyWhatWasNeeded } from './support/acceptance.ts';
 import {
   encodeValid,
   malformedRecords,
@@ -35,6 +35,9 @@ describe('chaos: a burst of malformed and oversize records', () => {
       ...(await oversizeRecords(partners.slice(4_000), OVERSIZE_BYTES, encoders.v1)),
     ]);
     await scenario.produce(await encodeValid(partners.slice(2_000, 4_000), encoders.v1));
-    expectAcceptance(await scenario.finish(180_000));
+    const report = await scenario.finish(180_000);
+    expectAcceptance(report);
+    // An oversize record is dead-lettered before its lookup: its outputs could never be written.
+    expectPaidOnlyWhatWasNeeded(report);
   });
 });
