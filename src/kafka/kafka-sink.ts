@@ -52,6 +52,7 @@ export class KafkaSink implements OutputSink {
   readonly #options: KafkaSinkOptions;
   /** Record batch limit (max.message.bytes) per output topic. */
   #limits = new Map<string, number>();
+  #smallestLimit: number | undefined;
   #pending: Pending[] = [];
   #unsent = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -74,6 +75,7 @@ export class KafkaSink implements OutputSink {
       maxMessageBytes === undefined
         ? await topicLimits(this.#kafka, topics)
         : new Map(topics.map((topic) => [topic, maxMessageBytes]));
+    this.#smallestLimit = Math.min(...this.#limits.values());
     await this.#producer.connect();
   }
 
@@ -134,8 +136,8 @@ export class KafkaSink implements OutputSink {
   }
 
   smallestLimit(): number {
-    if (this.#limits.size === 0) throw new Error('KafkaSink.smallestLimit() before connect()');
-    return Math.min(...this.#limits.values());
+    if (this.#smallestLimit === undefined) throw new Error('KafkaSink.smallestLimit() before connect()');
+    return this.#smallestLimit;
   }
 
   /** The topic's record batch limit (max.message.bytes), known once connected. */

@@ -302,72 +302,76 @@ function withStreet(partner: PartnerRecord, street: string): PartnerRecord {
 
 describe('partner-enrich run on Kafka with a storage topic smaller than some partner records', () => {
   const kafka = kafkaClient();
-  const topics = testTopics('oversize');
   /** The storage topic's max.message.bytes: a record of 80 KB can never be stored, one of 40 KB can. */
   const STORAGE_LIMIT = 64 * 1024;
-  let sandbox: RunningSandbox;
-  let dropTopics: () => Promise<void>;
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
-    dropTopics = await createTopicsFor(kafka, topics);
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [
-        {
-          type: 2,
-          name: topics.storage,
-          configEntries: [{ name: 'max.message.bytes', value: String(STORAGE_LIMIT) }],
-        },
-      ],
-    });
-    await admin.disconnect();
-  });
+  const cleanups: (() => Promise<void>)[] = [];
   afterAll(async () => {
-    await dropTopics?.();
-    await sandbox?.close();
-    for (const t of [topics.input, topics.matches, topics.events, topics.storage])
-      await deleteSubject(`${t}-value`);
+    for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
-  it('regression: a record whose storage record can never fit is dead-lettered before its lookup, no task paid for it', async () => {
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    const partners = [
-      ...[1, 2, 3].map((i) => valid(i)),
-      { ...valid(4), sourceSystem: 'S'.repeat(40_000) },
-      { ...valid(5), sourceSystem: 'S'.repeat(80_000) },
-    ];
-    const values = await Promise.all(partners.map((p) => encode(p)));
-    await produce(
-      kafka,
-      topics.input,
-      partners.map((p, i) => ({ key: p.partnerId, value: values[i] as Buffer })),
-    );
+  it.each(['at-least-once', 'exactly-once'] as const)(
+    'regression (%s): a record whose storage record can never fit is dead-lettered before its lookup, no task paid for it',
+    async (delivery) => {
+      const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
+      const topics = testTopics('oversize');
+      const dropTopics = await createTopicsFor(kafka, topics);
+      cleanups.push(
+        dropTopics,
+        () => sandbox.close(),
+        async () => {
+          for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+            await deleteSubject(`${t}-value`);
+        },
+      );
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.alterConfigs({
+        validateOnly: false,
+        resources: [
+          {
+            type: 2,
+            name: topics.storage,
+            configEntries: [{ name: 'max.message.bytes', value: String(STORAGE_LIMIT) }],
+          },
+        ],
+      });
+      await admin.disconnect();
+      const encode = await partnerEncoder(schemaRegistry(), topics.input);
+      const partners = [
+        ...[1, 2, 3].map((i) => valid(i)),
+        { ...valid(4), sourceSystem: 'S'.repeat(40_000) },
+        { ...valid(5), sourceSystem: 'S'.repeat(80_000) },
+      ];
+      const values = await Promise.all(partners.map((p) => encode(p)));
+      await produce(
+        kafka,
+        topics.input,
+        partners.map((p, i) => ({ key: p.partnerId, value: values[i] as Buffer })),
+      );
 
-    const config = testConfig(sandbox.url, topics);
-    const summary = new RunSummary();
-    const enrichment = await createKafkaEnrichment(config, summary);
-    await enrichment.pipeline.start();
-    await waitForFinished(() => summary.finished, partners.length);
-    await enrichment.stop(10_000);
+      const config = testConfig(sandbox.url, topics, { delivery });
+      const summary = new RunSummary();
+      const enrichment = await createKafkaEnrichment(config, summary);
+      await enrichment.pipeline.start();
+      await waitForFinished(() => summary.finished, partners.length);
+      await enrichment.stop(10_000);
 
-    const results = await readAll(kafka, topics.matches);
-    const matched = await Promise.all(results.map((m) => schemaRegistry().decode(m.value as Buffer)));
-    expect(matched.map((r) => r.partnerId).sort()).toEqual(['BAD-1', 'BAD-2', 'BAD-3', 'BAD-4']);
-    const [letter, ...more] = await readAll(kafka, topics.deadLetters);
-    expect(more).toHaveLength(0);
-    expect(letter?.key?.toString()).toBe('BAD-5');
-    expect(letter?.headers?.['pe.stage']?.toString()).toBe('output');
-    expect(letter?.headers?.['pe.error.code']?.toString()).toBe('OUTPUT_TOO_LARGE');
-    expect(letter?.headers?.['pe.error.message']?.toString()).toContain(topics.storage);
-    expect(letter?.value?.equals(values[4] as Buffer)).toBe(true);
-    // The service was asked for the four records that have outputs, not for the fifth.
-    expect(sandbox.state.stats.snapshot().bulkTasks).toBe(4);
-    const { committed, end } = await committedAndEndOffsets(kafka, config.kafka.groupId, topics.input);
-    expect(committed).toEqual(end);
-  });
+      const results = await readAll(kafka, topics.matches);
+      const matched = await Promise.all(results.map((m) => schemaRegistry().decode(m.value as Buffer)));
+      expect(matched.map((r) => r.partnerId).sort()).toEqual(['BAD-1', 'BAD-2', 'BAD-3', 'BAD-4']);
+      const [letter, ...more] = await readAll(kafka, topics.deadLetters);
+      expect(more).toHaveLength(0);
+      expect(letter?.key?.toString()).toBe('BAD-5');
+      expect(letter?.headers?.['pe.stage']?.toString()).toBe('output');
+      expect(letter?.headers?.['pe.error.code']?.toString()).toBe('OUTPUT_TOO_LARGE');
+      expect(letter?.headers?.['pe.error.message']?.toString()).toContain(topics.storage);
+      expect(letter?.value?.equals(values[4] as Buffer)).toBe(true);
+      // The service was asked for the four records that have outputs, not for the fifth.
+      expect(sandbox.state.stats.snapshot().bulkTasks).toBe(4);
+      const { committed, end } = await committedAndEndOffsets(kafka, config.kafka.groupId, topics.input);
+      expect(committed).toEqual(end);
+    },
+  );
 });
 
 describe('partner-enrich run on Kafka with JSON input', () => {
