@@ -270,26 +270,16 @@ export function matchedOutputs(
   return { messages, stored };
 }
 
+/** An answer without a candidate or a golden record: what a lookup's outputs carry at the least. */
+const EMPTY_ANSWER: BulkTaskResult = { taskId: '', status: 'OK', candidates: [] };
+
 /**
- * The least a lookup of the work writes, whatever the service answers (no candidate, no golden
- * record): when one of these messages cannot fit its topic, no answer's outputs can.
+ * The least a lookup of the work writes, whatever the service answers: when one of these
+ * messages cannot fit its topic, no answer's outputs can. (Without a candidate the outcome is
+ * NO_MATCH whatever the thresholds.)
  */
 export function leastOutputs(work: PartnerWork, context: EmitContext): OutputMessage[] {
-  const stored: StoredPartner = {
-    hash: work.hash as string,
-    svcId: null,
-    outcome: 'NO_MATCH',
-    bestCandidate: null,
-    record: newestPartner(work),
-    matchedAt: context.now(),
-    source: sourceOf(work),
-  };
-  return [
-    ...work.records.map((record) =>
-      matchResult(record, work.partnerId, { outcome: 'NO_MATCH', best: null }, context),
-    ),
-    storageRecord(work, stored),
-  ];
+  return matchedOutputs(work, EMPTY_ANSWER, '', undefined, { fullMatch: 1, maybeMatch: 1 }, context).messages;
 }
 
 /** Content unchanged since the last successful match: its result is repeated, no quota spent. */
