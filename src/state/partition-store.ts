@@ -17,8 +17,14 @@ export interface Checkpoint {
   offset: number;
 }
 
-/** What a file holds per partner: 2 added the partner record and the match time. */
-const FORMAT = 2;
+/**
+ * What a file holds per partner and how: 2 added the partner record and the match time; 3
+ * keeps partners in a rowid table with an index on the id. Before, the rows (about 650 bytes)
+ * sat in the id's own B-tree (WITHOUT ROWID), where every new partner, its id in no
+ * particular order, was inserted between large rows: 32 against 8 µs per record restored,
+ * 55 against 23 µs per new partner processed (get and upsert, 300,000 partners in the file).
+ */
+const FORMAT = 3;
 
 export class PartitionStore {
   readonly #db: DatabaseSync;
@@ -50,16 +56,21 @@ export class PartitionStore {
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
       PRAGMA cache_size = -512;
-      CREATE TABLE IF NOT EXISTS partners (id TEXT PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
+    `);
+    // A file of another format is restored in full: one that kept less per partner has a
+    // checkpoint that would skip the changelog records carrying what it lacks, and a table of
+    // another layout is not converted in place.
+    if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
+      this.#db.exec(
+        `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; PRAGMA user_version = ${FORMAT};`,
+      );
+    }
+    this.#db.exec(`
+      CREATE TABLE IF NOT EXISTS partners (id TEXT PRIMARY KEY, state TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS checkpoint (
         one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL
       );
     `);
-    // A file written by a version that kept less per partner is restored in full: its
-    // checkpoint would skip the changelog records that carry what it lacks.
-    if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
-      this.#db.exec(`DELETE FROM partners; DELETE FROM checkpoint; PRAGMA user_version = ${FORMAT};`);
-    }
     this.#get = this.#db.prepare('SELECT state FROM partners WHERE id = ?');
     this.#put = this.#db.prepare(
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',

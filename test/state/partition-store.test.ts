@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { PartitionStore } from '../../src/state/partition-store.ts';
 
 describe('PartitionStore', () => {
-  it('restores in full a file of the format before partner records were kept: its checkpoint would skip them', () => {
+  it.each([
+    { format: 0, why: 'before partner records were kept: its checkpoint would skip them' },
+    { format: 2, why: 'with partners in the id-ordered table: it is not converted in place' },
+  ])('restores in full a file of format $format, $why', ({ format }) => {
     const path = join(mkdtempSync(join(tmpdir(), 'partition-store-unit-')), 'p0.sqlite');
     const earlier = new DatabaseSync(path);
     earlier.exec(`
@@ -15,15 +18,25 @@ describe('PartitionStore', () => {
       CREATE TABLE checkpoint (one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL);
       INSERT INTO partners VALUES ('P-1', '{"hash":"h1","svcId":null,"outcome":"NO_MATCH","bestCandidate":null}');
       INSERT INTO checkpoint VALUES (1, 'partners.storage', 42);
+      PRAGMA user_version = ${format};
     `);
     earlier.close();
     const store = new PartitionStore(path);
     expect(store.size).toBe(0);
     expect(store.checkpoint).toBeUndefined();
-    store.apply([], { changelog: 'partners.storage', offset: 7 });
+    store.apply(
+      [
+        {
+          partnerId: 'P-1',
+          stored: { hash: 'h2', svcId: null, outcome: 'NO_MATCH', bestCandidate: null } as never,
+        },
+      ],
+      { changelog: 'partners.storage', offset: 7 },
+    );
     store.close();
     const reopened = new PartitionStore(path);
     expect(reopened.checkpoint).toEqual({ changelog: 'partners.storage', offset: 7 });
+    expect(reopened.get('P-1')).toMatchObject({ hash: 'h2' });
     reopened.close();
   });
 
