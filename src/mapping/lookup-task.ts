@@ -2,7 +2,7 @@
 // jsonRecord shape), built from a PartnerRecord. Records that cannot give a usable
 // task are rejected here with a MappingError, so they become dead letters before any
 // quota is spent on them.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import { isCountryCode } from './countries.ts';
 import { MappingError } from './errors.ts';
@@ -144,5 +144,5 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
  * changedAt or source system but the same content costs no quota when skip-unchanged is on.
  */
 export function contentHash(jsonRecord: JsonRecord): string {
-  return createHash('sha256').update(JSON.stringify(jsonRecord)).digest('base64url').slice(0, 32);
+  return hash('sha256', JSON.stringify(jsonRecord), 'base64url').slice(0, 32);
 }

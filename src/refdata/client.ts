@@ -117,6 +117,17 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
   getBulkLookup(...args: OperationArgs<'getBulkLookup'>) {
     return this.#call('getBulkLookup', args);
   }
+  /**
+   * getBulkLookup with the answer's body given to `read` instead of parsed whole (a result page
+   * mapped as it is read: src/bulk/bulk-page-reader.ts); a body `read` throws on is
+   * REFDATA_INVALID_RESPONSE. Validation, retries and time-outs as getBulkLookup.
+   */
+  readBulkLookup<T>(
+    read: (body: string) => T,
+    ...[input, options]: OperationArgs<'getBulkLookup'>
+  ): Promise<T> {
+    return this.#executor.execute('getBulkLookup', input as RequestParts, options, read) as Promise<T>;
+  }
 
   // Configurations
   listFetchConfigurations(...args: OperationArgs<'listFetchConfigurations'>) {

@@ -90,11 +90,18 @@ export const headerValue = (headers: ExchangeResult['headers'], name: string): s
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Parses a 2xx body; an empty body is `undefined`, a body that is not JSON is an error. */
-export function parseSuccess(attempt: Exchange, result: ExchangeResult): unknown {
-  if (result.text.trim() === '') return undefined;
+/**
+ * Parses a 2xx body, or reads it with `read`; without `read` an empty body is `undefined`. A
+ * body that is not JSON, or that `read` refuses, is an error.
+ */
+export function parseSuccess(
+  attempt: Exchange,
+  result: ExchangeResult,
+  read?: (body: string) => unknown,
+): unknown {
+  if (!read && result.text.trim() === '') return undefined;
   try {
-    return JSON.parse(result.text);
+    return (read ?? JSON.parse)(result.text);
   } catch {
     throw new RefDataHttpError(
       'REFDATA_INVALID_RESPONSE',

@@ -49,7 +49,13 @@ export class RequestExecutor {
     this.#parts = parts;
   }
 
-  async execute(operationId: string, input: RequestParts = {}, call: CallOptions = {}): Promise<unknown> {
+  /** `read` turns a 2xx body into the result (JSON.parse of a non-empty body by default). */
+  async execute(
+    operationId: string,
+    input: RequestParts = {},
+    call: CallOptions = {},
+    read?: (body: string) => unknown,
+  ): Promise<unknown> {
     const { options, authenticator } = this.#parts;
     const operation = this.#parts.document().operations.get(operationId);
     if (!operation) throw new RangeError(`unknown operation ${operationId}`);
@@ -82,10 +88,14 @@ export class RequestExecutor {
       dispatcher: options.dispatcher,
       ...(body === undefined ? {} : { body }),
     };
-    return this.#attemptUnderPolicy(operation, request);
+    return this.#attemptUnderPolicy(operation, request, read);
   }
 
-  async #attemptUnderPolicy(operation: OperationDescriptor, request: Exchange): Promise<unknown> {
+  async #attemptUnderPolicy(
+    operation: OperationDescriptor,
+    request: Exchange,
+    read: ((body: string) => unknown) | undefined,
+  ): Promise<unknown> {
     const { options, authenticator, redactor } = this.#parts;
     let refreshedRefusedToken = false;
     for (let attemptNumber = 1; ; attemptNumber++) {
@@ -96,7 +106,7 @@ export class RequestExecutor {
       try {
         const result: ExchangeResult = await exchange(attempt);
         publishHttp(operation.operationId, result.status, startedAt);
-        if (result.status >= 200 && result.status < 300) return parseSuccess(attempt, result);
+        if (result.status >= 200 && result.status < 300) return parseSuccess(attempt, result, read);
         const refused = result.status === 401 || result.status === 403;
         if (refused && !refreshedRefusedToken && authenticator.refused(credentials)) {
           refreshedRefusedToken = true;

@@ -1,0 +1,98 @@
+// A v4 bulk lookup's result page (spec item 14, the BulkLookup document) read straight from
+// its text into what the outputs carry: per task its status, the candidates' identity, score,
+// source and name, and the golden record's business partner as the JSON text the MatchResult
+// holds (taken as the service wrote it, not parsed and written again). The candidates'
+// business partner documents are stepped over, never built.
+import type { Schemas } from '../refdata/index.ts';
+import type { BulkCandidate, BulkPage, BulkTaskResult } from './bulk-api.ts';
+import { JsonCursor } from './json-cursor.ts';
+
+type Status = Schemas['BulkLookup']['status'];
+
+const details = (status: Status | null | undefined): { message?: string } =>
+  status?.details?.length ? { message: JSON.stringify(status.details) } : {};
+
+/** Business partner members' inner fields are not shown in the spec; names[].value is the v3 shape. */
+function firstName(names: unknown): string | undefined {
+  const value = Array.isArray(names) ? (names[0] as { value?: unknown } | null)?.value : undefined;
+  return typeof value === 'string' ? value : undefined;
+}
+
+function readCandidate(cursor: JsonCursor): BulkCandidate {
+  let svcId = '';
+  let score = 0;
+  let dataSource: string | undefined;
+  let name: string | undefined;
+  cursor.object((key) => {
+    if (key === 'svcId') svcId = (cursor.value() as string | null) ?? '';
+    else if (key === 'score') score = (cursor.value() as number | null) ?? 0;
+    else if (key === 'dataSource')
+      dataSource = (cursor.value() as { aleiPrefix?: string } | null)?.aleiPrefix;
+    else if (key === 'businessPartner') {
+      cursor.object((field) => (field === 'names' ? (name = firstName(cursor.value())) : cursor.skip()));
+    } else cursor.skip();
+  });
+  return { svcId, score, ...(dataSource ? { dataSource } : {}), ...(name === undefined ? {} : { name }) };
+}
+
+function readGoldenRecord(cursor: JsonCursor): BulkTaskResult['goldenRecord'] {
+  let svcId: string | undefined;
+  let json = '{}';
+  cursor.object((key) => {
+    if (key === 'svcId') svcId = (cursor.value() as string | null) ?? undefined;
+    else if (key === 'businessPartner') {
+      const text = cursor.raw();
+      if (text !== 'null') json = text;
+    } else cursor.skip();
+  });
+  return svcId ? { svcId, json } : undefined;
+}
+
+function readTaskResult(cursor: JsonCursor): BulkTaskResult {
+  let taskId = '';
+  let status: Status | null | undefined;
+  const candidates: BulkCandidate[] = [];
+  let goldenRecord: BulkTaskResult['goldenRecord'];
+  cursor.object((key) => {
+    if (key === 'taskId') taskId = cursor.value() as string;
+    else if (key === 'status') status = cursor.value() as Status | null;
+    else if (key === 'values') cursor.array(() => candidates.push(readCandidate(cursor)));
+    else if (key === 'goldenRecord') goldenRecord = readGoldenRecord(cursor);
+    else cursor.skip();
+  });
+  return {
+    taskId,
+    status: status?.code ?? 'OK',
+    ...details(status),
+    candidates,
+    ...(goldenRecord ? { goldenRecord } : {}),
+  };
+}
+
+/** Reads a result page; throws a SyntaxError when the text is not the JSON of an object. */
+export function readBulkPage(text: string): BulkPage {
+  if (!/^\s*\{/.test(text)) throw new SyntaxError('JSON: expected an object at position 0');
+  const cursor = new JsonCursor(text);
+  let id = '';
+  let status: Status | null | undefined;
+  let progress = 0;
+  let nextStartAfter: string | undefined;
+  const results: BulkTaskResult[] = [];
+  cursor.object((key) => {
+    if (key === 'id') id = (cursor.value() as string | null) ?? '';
+    else if (key === 'status') status = cursor.value() as Status | null;
+    else if (key === 'progress') progress = (cursor.value() as number | null) ?? 0;
+    else if (key === 'nextStartAfter') nextStartAfter = (cursor.value() as string | null) || undefined;
+    else if (key === 'results') cursor.array(() => results.push(readTaskResult(cursor)));
+    else cursor.skip();
+  });
+  cursor.end();
+  return {
+    id,
+    status: status?.code ?? 'RUNNING',
+    progress,
+    results,
+    ...(nextStartAfter ? { nextStartAfter } : {}),
+    ...details(status),
+  };
+}

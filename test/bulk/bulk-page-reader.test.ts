@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { readBulkPage } from '../../src/bulk/bulk-page-reader.ts';
+
+const partner = (name: string) => ({
+  names: [{ value: name }],
+  identifiers: [{ value: 'SC643903', type: { technicalKey: 'GB_COMPANY_NUMBER' } }],
+  addresses: [{ thoroughfares: [{ value: 'Queen Street', number: '54' }], country: { shortName: 'GB' } }],
+  formattedErpRecord: { name1: name, city: 'Edinburgh' },
+});
+
+/** A page as the sandbox writes it: every field the outputs use, and documents they do not. */
+const page = {
+  id: 'bulk-1',
+  createdAt: '2026-11-27T11:23:49.057Z',
+  status: { code: 'FINISHED', technicalKey: 'FINISHED' },
+  progress: 100,
+  limit: 10,
+  dataSources: [],
+  results: [
+    {
+      taskId: 't0',
+      status: { code: 'OK', technicalKey: 'OK' },
+      values: [
+        {
+          svcId: 'OPENREG:GB-SC643903',
+          dataSource: { aleiPrefix: 'OPENREG', name: 'Open company registers' },
+          businessPartner: partner('Davis "Construction" Edinburgh Ltd \\ é'),
+          score: 0.93,
+        },
+        { svcId: 'X:2', score: 0.61, businessPartner: { names: [] } },
+      ],
+      goldenRecord: { svcId: 'OPENREG:GB-SC643903', businessPartner: partner('Davis Construction') },
+    },
+    { taskId: 't1', status: { code: 'OK' }, values: [], goldenRecord: null },
+    {
+      taskId: 't2',
+      status: { code: 'INVALID_INPUT', details: [{ field: 'jsonRecord', message: 'no name' }] },
+      values: null,
+    },
+    { taskId: 't3', values: [{ svcId: 'Y:3', score: 0.7, dataSource: null, businessPartner: null }] },
+    { taskId: 't4', status: { code: 'OK' }, values: [], goldenRecord: { svcId: 'G:4' } },
+  ],
+  nextStartAfter: 't4',
+};
+
+describe('readBulkPage', () => {
+  const expected = {
+    id: 'bulk-1',
+    status: 'FINISHED',
+    progress: 100,
+    nextStartAfter: 't4',
+    results: [
+      {
+        taskId: 't0',
+        status: 'OK',
+        candidates: [
+          {
+            svcId: 'OPENREG:GB-SC643903',
+            score: 0.93,
+            dataSource: 'OPENREG',
+            name: 'Davis "Construction" Edinburgh Ltd \\ é',
+          },
+          { svcId: 'X:2', score: 0.61 },
+        ],
+        goldenRecord: {
+          svcId: 'OPENREG:GB-SC643903',
+          json: JSON.stringify(partner('Davis Construction')),
+        },
+      },
+      { taskId: 't1', status: 'OK', candidates: [] },
+      {
+        taskId: 't2',
+        status: 'INVALID_INPUT',
+        message: JSON.stringify([{ field: 'jsonRecord', message: 'no name' }]),
+        candidates: [],
+      },
+      { taskId: 't3', status: 'OK', candidates: [{ svcId: 'Y:3', score: 0.7 }] },
+      { taskId: 't4', status: 'OK', candidates: [], goldenRecord: { svcId: 'G:4', json: '{}' } },
+    ],
+  };
+
+  it("reads per task its status, the candidates' identity, score, source and name, and the golden record's text", () => {
+    expect(readBulkPage(JSON.stringify(page))).toEqual(expected);
+  });
+
+  it("reads an indented page the same, the golden record's text as the service wrote it", () => {
+    const read = readBulkPage(JSON.stringify(page, null, 2));
+    expect({ ...read, results: read.results.map(({ goldenRecord: _, ...rest }) => rest) }).toEqual({
+      ...expected,
+      results: expected.results.map(({ goldenRecord: _, ...rest }) => rest),
+    });
+    const golden = read.results[0]?.goldenRecord;
+    expect(golden?.svcId).toBe('OPENREG:GB-SC643903');
+    expect(JSON.parse(golden?.json ?? '')).toEqual(partner('Davis Construction'));
+  });
+
+  it('gives a running page without results when the service sent none yet', () => {
+    expect(readBulkPage('{"id":"b","status":{"code":"RUNNING"},"progress":40}')).toEqual({
+      id: 'b',
+      status: 'RUNNING',
+      progress: 40,
+      results: [],
+    });
+  });
+
+  it.each([
+    ['an empty body', ''],
+    ['null', 'null'],
+    ['an array', '[]'],
+    ['a page cut short', JSON.stringify(page).slice(0, 500)],
+  ])('refuses %s', (_, text) => {
+    expect(() => readBulkPage(text)).toThrow(SyntaxError);
+  });
+});

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { JsonCursor } from '../../src/bulk/json-cursor.ts';
+
+/** A deterministic pseudo-random JSON value: nested objects and arrays, escapes, numbers of every form. */
+function randomValue(next: () => number, depth = 0): unknown {
+  const pick = Math.floor(next() * (depth > 3 ? 5 : 7));
+  const strings = [
+    '',
+    'plain',
+    'quote " inside',
+    'back\\slash\\',
+    'line\nbreak',
+    'é ü 中文 😀',
+    '\\"',
+    'tab\tend',
+  ];
+  const numbers = [0, -0.5, 1e21, 123456789, -42, 3.14159, 1e-7];
+  switch (pick) {
+    case 0:
+      return strings[Math.floor(next() * strings.length)];
+    case 1:
+      return numbers[Math.floor(next() * numbers.length)];
+    case 2:
+      return next() < 0.5;
+    case 3:
+      return null;
+    case 4:
+      return `s${Math.floor(next() * 1000)}`;
+    case 5:
+      return Array.from({ length: Math.floor(next() * 4) }, () => randomValue(next, depth + 1));
+    default:
+      return Object.fromEntries(
+        Array.from({ length: Math.floor(next() * 4) }, (_, i) => [
+          `${strings[Math.floor(next() * strings.length)]}${i}`,
+          randomValue(next, depth + 1),
+        ]),
+      );
+  }
+}
+
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+const documents = Array.from({ length: 300 }, (_, i) => randomValue(seeded(i + 1)));
+
+describe('JsonCursor', () => {
+  it('reads any value as JSON.parse does, compact or indented', () => {
+    for (const document of documents) {
+      for (const text of [JSON.stringify(document), JSON.stringify(document, null, 2)]) {
+        const cursor = new JsonCursor(` ${text}\n`);
+        expect(cursor.value()).toEqual(JSON.parse(text));
+        cursor.end();
+      }
+    }
+  });
+
+  it('steps over any value to exactly where it ends', () => {
+    for (const document of documents) {
+      const text = JSON.stringify(document, null, 1);
+      const cursor = new JsonCursor(`[${text} , "after"]`);
+      const read: unknown[] = [];
+      let first = true;
+      cursor.array(() => {
+        if (first) cursor.skip();
+        else read.push(cursor.value());
+        first = false;
+      });
+      cursor.end();
+      expect(read).toEqual(['after']);
+    }
+  });
+
+  it('walks the members asked for and gives raw text as written', () => {
+    const cursor = new JsonCursor('{ "a" : [1, {"b": "x\\"y"}], "skip": {"deep": [[]]}, "raw": {"k": 1.0} }');
+    const seen: Record<string, unknown> = {};
+    cursor.object((key) => {
+      if (key === 'a') cursor.array(() => (seen[`a${Object.keys(seen).length}`] = cursor.value()));
+      else if (key === 'raw') seen.raw = cursor.raw();
+      else cursor.skip();
+    });
+    cursor.end();
+    expect(seen).toEqual({ a0: 1, a1: { b: 'x"y' }, raw: '{"k": 1.0}' });
+  });
+
+  it('takes null where an object or an array is asked for as one without members', () => {
+    const members: string[] = [];
+    new JsonCursor('null').object((key) => members.push(key));
+    new JsonCursor(' null').array(() => members.push('item'));
+    expect(members).toEqual([]);
+  });
+
+  it.each([
+    ['an unterminated string', '{"a": "open}'],
+    ['a string whose closing quote is escaped', '{"a": "x\\"}'],
+    ['a bracket closed by the other kind', '{"a": [1, 2}}'],
+    ['an unclosed skipped object', '{"a": {"b": 1'],
+    ['a misspelt literal', '{"a": tru}'],
+    ['a number that is not JSON', '{"a": 01}'],
+    ['a missing comma', '{"a": 1 "b": 2}'],
+    ['a missing colon', '{"a" 1}'],
+    ['trailing text', '{"a": 1} x'],
+    ['an empty text', ''],
+  ])('refuses %s', (_, text) => {
+    const cursor = new JsonCursor(text);
+    expect(() => {
+      cursor.object(() => cursor.skip());
+      cursor.end();
+    }).toThrow(SyntaxError);
+  });
+});
