@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { readBulkPage } from '../../src/bulk/bulk-page-reader.ts';
 
@@ -101,6 +103,26 @@ describe('readBulkPage', () => {
       progress: 40,
       results: [],
     });
+  });
+
+  it('regression: keeps no view into the page text, which would hold each page while its results live', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapAfterGc = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    // Twenty pages of over 1 MB each (a member the reader steps over), their results kept.
+    const kept: unknown[] = [];
+    const before = heapAfterGc();
+    for (let i = 0; i < 20; i += 1) {
+      kept.push(
+        readBulkPage(JSON.stringify({ ...page, id: `bulk-${i}`, padding: 'x'.repeat(1_000_000 + i) })),
+      );
+    }
+    const held = heapAfterGc() - before;
+    expect(kept).toHaveLength(20);
+    expect(held).toBeLessThan(5_000_000);
   });
 
   it.each([
