@@ -335,6 +335,16 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
           },
         ],
       });
+      // The broker answers describeConfigs with the new limit a moment after alterConfigs
+      // returns; a pipeline started before that reads the old one (1 in 6 CI runs).
+      for (let limit = ''; limit !== String(STORAGE_LIMIT);) {
+        const { resources } = await admin.describeConfigs({
+          includeSynonyms: false,
+          resources: [{ type: 2, name: topics.storage, configNames: ['max.message.bytes'] }],
+        });
+        limit = resources[0]?.configEntries[0]?.configValue ?? '';
+        if (limit !== String(STORAGE_LIMIT)) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await admin.disconnect();
       const encode = await partnerEncoder(schemaRegistry(), topics.input);
       const partners = [
