@@ -42,7 +42,7 @@ export class JsonCursor {
     }
     for (;;) {
       if (this.#peek() !== QUOTE) this.#fail('a member name');
-      const key = this.string();
+      const key = this.#string();
       this.#expect(COLON, "':'");
       member(key);
       if (this.#next([COMMA, CLOSE_OBJECT], "',' or '}'") === CLOSE_OBJECT) return;
@@ -63,8 +63,8 @@ export class JsonCursor {
     }
   }
 
-  /** The string here (escapes decoded), a string of its own (see raw()). */
-  string(): string {
+  /** The member name here (escapes decoded), a string of its own (see raw()). */
+  #string(): string {
     if (this.#peek() !== QUOTE) this.#fail('a string');
     const start = this.#at;
     this.#at = this.#stringEnd(start);
