@@ -56,7 +56,7 @@ interface Chunk {
   last: string | null;
 }
 
-/** Rows read per scan while a filter leaves most of them out. */
+/** Rows read per scan: while counting, and at most while a filter leaves most of them out. */
 const SCAN_PAGE = 1_000;
 
 export class PartitionRerun {
@@ -212,15 +212,17 @@ export class PartitionRerun {
     const partners: { partnerId: string; stored: StoredPartner }[] = [];
     let last = progress.lastPartnerId;
     if (wanted <= 0) return { partners, last };
-    for (;;) {
-      const rows = this.#parts.state.scan(this.#ref, last ?? job.startAfter ?? '', SCAN_PAGE);
+    // Each row read is a stored partner parsed: a chunk reads what it still needs, twice as
+    // much again each time the filter leaves rows out, not a full page for a bulk of 50.
+    for (let limit = Math.min(wanted, SCAN_PAGE); ; limit = Math.min(limit * 2, SCAN_PAGE)) {
+      const rows = this.#parts.state.scan(this.#ref, last ?? job.startAfter ?? '', limit);
       for (const row of rows) {
         last = row.partnerId;
         if (!chooses(filter, row.stored)) continue;
         partners.push(row);
         if (partners.length === wanted) return { partners, last };
       }
-      if (rows.length < SCAN_PAGE) return { partners, last };
+      if (rows.length < limit) return { partners, last };
     }
   }
 }
