@@ -1,5 +1,5 @@
 // A v4 bulk lookup's result page (spec item 14, the BulkLookup document) read straight from
-// its text into what the outputs carry: per task its status, the candidates' identity, score,
+// its bytes into what the outputs carry: per task its status, the candidates' identity, score,
 // source and name, and the golden record's business partner as the JSON text the MatchResult
 // holds (taken as the service wrote it, not parsed and written again). The candidates'
 // business partner documents are stepped over, never built.
@@ -69,10 +69,10 @@ function readTaskResult(cursor: JsonCursor): BulkTaskResult {
   };
 }
 
-/** Reads a result page; throws a SyntaxError when the text is not the JSON of an object. */
-export function readBulkPage(text: string): BulkPage {
-  if (!/^\s*\{/.test(text)) throw new SyntaxError('JSON: expected an object at position 0');
-  const cursor = new JsonCursor(text);
+/** Reads a result page from its bytes; throws a SyntaxError when they are not the JSON of an object. */
+export function readBulkPage(body: Uint8Array): BulkPage {
+  const cursor = new JsonCursor(body);
+  if (!cursor.isObject()) throw new SyntaxError('JSON: expected an object at byte 0');
   let id = '';
   let status: Status | null | undefined;
   let progress = 0;

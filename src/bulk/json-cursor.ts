@@ -1,8 +1,14 @@
-// Reads the members it is asked for out of a JSON text and steps over the rest without
-// building them. A bulk's result page is about 2 KB per task, most of it business partner
-// documents the outputs never carry; JSON.parse built all of it (12-13 µs per task on this
-// machine, and 3 MB of short-lived objects per 1 MB page), this reads what the outputs use
-// in 5-6 µs (docs/BENCHMARKS.md, "Result pages read as they are parsed").
+// Reads the members it is asked for out of a JSON document's bytes and steps over the rest
+// without building them. A bulk's result page is about 2 KB per task, most of it business
+// partner documents the outputs never carry: decoded and built by JSON.parse, a real 500-task
+// page cost 13 µs per task on this machine (3 MB of short-lived objects per 1 MB page); read
+// here, 8.5 µs (docs/BENCHMARKS.md, "Result pages read as they are parsed").
+//
+// It walks the UTF-8 bytes, not a decoded string: JSON's structure is ASCII and no byte of a
+// multi-byte UTF-8 sequence is below 0x80, so brackets, quotes and commas are found in the bytes
+// as they are. A page decoded whole is a megabyte string that V8 puts straight into the old
+// generation, which the memory flags make the GC collect often; only the spans read are
+// decoded here, each a string of its own.
 //
 // What is read goes through JSON.parse (a string with escapes, a number, a small object), so
 // its values are exactly what JSON.parse gives. What is stepped over is checked for balanced
@@ -21,12 +27,26 @@ const LITERAL = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
-export class JsonCursor {
-  readonly #text: string;
-  #at = 0;
+/** Member names met before, by a hash of their bytes; bounded against pages of made-up names. */
+const NAMES = new Map<number, string>();
+const MAX_NAMES = 4_096;
 
-  constructor(text: string) {
-    this.#text = text;
+function sameAscii(name: string, bytes: Buffer, start: number, end: number): boolean {
+  if (name.length !== end - start) return false;
+  for (let i = 0; i < name.length; i += 1) if (name.charCodeAt(i) !== bytes[start + i]) return false;
+  return true;
+}
+
+export class JsonCursor {
+  readonly #bytes: Buffer;
+  #at = 0;
+  /** The closing brackets #skip expects, reused: one array per skipped value was garbage. */
+  readonly #closers: number[] = [];
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = Buffer.isBuffer(bytes)
+      ? bytes
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
   /**
@@ -45,7 +65,7 @@ export class JsonCursor {
       const key = this.#string();
       this.#expect(COLON, "':'");
       member(key);
-      if (this.#next([COMMA, CLOSE_OBJECT], "',' or '}'") === CLOSE_OBJECT) return;
+      if (this.#next(COMMA, CLOSE_OBJECT, "',' or '}'") === CLOSE_OBJECT) return;
     }
   }
 
@@ -59,32 +79,58 @@ export class JsonCursor {
     }
     for (;;) {
       item();
-      if (this.#next([COMMA, CLOSE_ARRAY], "',' or ']'") === CLOSE_ARRAY) return;
+      if (this.#next(COMMA, CLOSE_ARRAY, "',' or ']'") === CLOSE_ARRAY) return;
     }
   }
 
-  /** The member name here (escapes decoded), a string of its own (see raw()). */
+  /** Whether an object starts here (object() also takes a null). */
+  isObject(): boolean {
+    return this.#peek() === OPEN_OBJECT;
+  }
+
+  /**
+   * The member name here, escapes decoded. Pages repeat a few dozen names thousands of times:
+   * a plain ASCII name is looked up by its bytes, not decoded again (each decode of a span is
+   * a call into C++, which cost more than the scan).
+   */
   #string(): string {
     if (this.#peek() !== QUOTE) this.#fail('a string');
+    const bytes = this.#bytes;
     const start = this.#at;
-    this.#at = this.#stringEnd(start);
-    return JSON.parse(this.#text.slice(start, this.#at)) as string;
+    let hash = 0;
+    let plain = true;
+    let i = start + 1;
+    for (; i < bytes.length; i += 1) {
+      const c = bytes[i] as number;
+      if (c === QUOTE) break;
+      if (c === BACKSLASH || c >= 0x80) {
+        plain = false;
+        break;
+      }
+      hash = (Math.imul(hash, 31) + c) | 0;
+    }
+    if (!plain || i >= bytes.length) {
+      this.#at = this.#stringEnd(start);
+      return JSON.parse(bytes.toString('utf8', start, this.#at)) as string;
+    }
+    this.#at = i + 1;
+    const known = NAMES.get(hash);
+    if (known !== undefined && sameAscii(known, bytes, start + 1, i)) return known;
+    const name = bytes.toString('latin1', start + 1, i);
+    if (NAMES.size < MAX_NAMES) NAMES.set(hash, name);
+    return name;
   }
 
   /** The value here, whatever it is, as JSON.parse gives it. */
   value(): unknown {
     const start = this.#skip();
-    return JSON.parse(this.#text.slice(start, this.#at));
+    return JSON.parse(this.#bytes.toString('utf8', start, this.#at));
   }
 
-  /**
-   * The text of the value here, as a string of its own. V8 keeps a slice of 13 characters or
-   * more as a view into the whole text, so a golden record kept until its MatchResult is
-   * written would hold its page's megabyte; a concatenation, sliced, is flattened into a copy.
-   */
+  /** The text of the value here, as written. */
   raw(): string {
     const start = this.#skip();
-    return (this.#text.slice(start, this.#at) + ' ').slice(0, -1);
+    return this.#bytes.toString('utf8', start, this.#at);
   }
 
   skip(): void {
@@ -98,7 +144,7 @@ export class JsonCursor {
 
   /** Steps over the value here; returns where it starts. */
   #skip(): number {
-    const text = this.#text;
+    const bytes = this.#bytes;
     const c = this.#peek();
     const start = this.#at;
     if (c === QUOTE) {
@@ -106,9 +152,10 @@ export class JsonCursor {
       return start;
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      const closers: number[] = [];
-      for (let i = start; i < text.length;) {
-        const code = text.charCodeAt(i);
+      const closers = this.#closers;
+      closers.length = 0;
+      for (let i = start; i < bytes.length;) {
+        const code = bytes[i];
         if (code === QUOTE) {
           i = this.#stringEnd(i);
           continue;
@@ -124,41 +171,43 @@ export class JsonCursor {
         }
         i += 1;
       }
-      this.#fail('a closing bracket', text.length);
+      this.#fail('a closing bracket', bytes.length);
     }
     let end = start;
-    while (end < text.length) {
-      const code = text.charCodeAt(end);
+    while (end < bytes.length) {
+      const code = bytes[end] as number;
       if (code === COMMA || code === CLOSE_OBJECT || code === CLOSE_ARRAY || isSpace(code)) break;
       end += 1;
     }
-    if (!LITERAL.test(text.slice(start, end))) this.#fail('a value');
+    if (!LITERAL.test(bytes.toString('latin1', start, end))) this.#fail('a value');
     this.#at = end;
     return start;
   }
 
   /** Where the string starting at `start` ends, its closing quote included. */
   #stringEnd(start: number): number {
-    const text = this.#text;
-    for (let from = start + 1; ;) {
-      const quote = text.indexOf('"', from);
-      if (quote < 0) this.#fail('the end of a string', text.length);
-      let backslashes = 0;
-      while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes += 1;
-      if (backslashes % 2 === 0) return quote + 1;
-      from = quote + 1;
+    const bytes = this.#bytes;
+    // A loop, not Buffer#indexOf: most strings are short, and each indexOf is a call into C++.
+    for (let i = start + 1; i < bytes.length; i += 1) {
+      const c = bytes[i];
+      if (c === QUOTE) return i + 1;
+      if (c === BACKSLASH) i += 1;
     }
+    this.#fail('the end of a string', bytes.length);
   }
 
-  /** The next character that is not white space, where the cursor then stands; undefined at the end. */
+  /** The next byte that is not white space, where the cursor then stands; undefined at the end. */
   #peek(): number | undefined {
-    const text = this.#text;
-    while (this.#at < text.length && isSpace(text.charCodeAt(this.#at))) this.#at += 1;
-    return this.#at < text.length ? text.charCodeAt(this.#at) : undefined;
+    const bytes = this.#bytes;
+    while (this.#at < bytes.length && isSpace(bytes[this.#at] as number)) this.#at += 1;
+    return bytes[this.#at];
   }
 
   #null(): boolean {
-    if (this.#peek() !== 0x6e || !this.#text.startsWith('null', this.#at)) return false;
+    if (this.#peek() !== 0x6e) return false;
+    const bytes = this.#bytes;
+    const at = this.#at;
+    if (bytes[at + 1] !== 0x75 || bytes[at + 2] !== 0x6c || bytes[at + 3] !== 0x6c) return false;
     this.#at += 4;
     return true;
   }
@@ -168,14 +217,14 @@ export class JsonCursor {
     this.#at += 1;
   }
 
-  #next(codes: number[], what: string): number {
+  #next(one: number, other: number, what: string): number {
     const code = this.#peek();
-    if (code === undefined || !codes.includes(code)) this.#fail(what);
+    if (code !== one && code !== other) this.#fail(what);
     this.#at += 1;
     return code;
   }
 
   #fail(what: string, at = this.#at): never {
-    throw new SyntaxError(`JSON: expected ${what} at position ${at}`);
+    throw new SyntaxError(`JSON: expected ${what} at byte ${at}`);
   }
 }

@@ -123,7 +123,7 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
    * REFDATA_INVALID_RESPONSE. Validation, retries and time-outs as getBulkLookup.
    */
   readBulkLookup<T>(
-    read: (body: string) => T,
+    read: (body: Buffer) => T,
     ...[input, options]: OperationArgs<'getBulkLookup'>
   ): Promise<T> {
     return this.#executor.execute('getBulkLookup', input as RequestParts, options, read) as Promise<T>;

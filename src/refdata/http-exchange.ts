@@ -21,7 +21,8 @@ export interface Exchange {
 export interface ExchangeResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
-  text: string;
+  /** The whole body as it came: a result page's reader walks the bytes (see parseSuccess). */
+  body: Buffer;
 }
 
 /** Sends one request; throws RefDataTransportError when no complete answer arrives. */
@@ -36,8 +37,9 @@ export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
       signal,
       ...(attempt.dispatcher ? { dispatcher: attempt.dispatcher } : {}),
     });
-    const text = await response.body.text();
-    return { status: response.statusCode, headers: response.headers, text };
+    const bytes = await response.body.bytes();
+    const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return { status: response.statusCode, headers: response.headers, body };
   } catch (cause) {
     if (attempt.signal?.aborted) {
       throw new RefDataTransportError('REFDATA_ABORTED', attempt.operation, 'aborted by the caller', {
@@ -97,11 +99,12 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 export function parseSuccess(
   attempt: Exchange,
   result: ExchangeResult,
-  read?: (body: string) => unknown,
+  read?: (body: Buffer) => unknown,
 ): unknown {
-  if (!read && result.text.trim() === '') return undefined;
   try {
-    return (read ?? JSON.parse)(result.text);
+    if (read) return read(result.body);
+    const text = result.body.toString();
+    return text.trim() === '' ? undefined : JSON.parse(text);
   } catch {
     throw new RefDataHttpError(
       'REFDATA_INVALID_RESPONSE',
@@ -120,7 +123,7 @@ export function errorFromStatus(
 ): RefDataHttpError {
   let body: Record<string, unknown> = {};
   try {
-    const parsed: unknown = JSON.parse(result.text);
+    const parsed: unknown = JSON.parse(result.body.toString());
     if (isRecord(parsed)) body = parsed;
   } catch {
     // Not every failing hop (proxies, gateways) answers with JSON; the status still tells enough.

@@ -54,7 +54,7 @@ export class RequestExecutor {
     operationId: string,
     input: RequestParts = {},
     call: CallOptions = {},
-    read?: (body: string) => unknown,
+    read?: (body: Buffer) => unknown,
   ): Promise<unknown> {
     const { options, authenticator } = this.#parts;
     const operation = this.#parts.document().operations.get(operationId);
@@ -94,7 +94,7 @@ export class RequestExecutor {
   async #attemptUnderPolicy(
     operation: OperationDescriptor,
     request: Exchange,
-    read: ((body: string) => unknown) | undefined,
+    read: ((body: Buffer) => unknown) | undefined,
   ): Promise<unknown> {
     const { options, authenticator, redactor } = this.#parts;
     let refreshedRefusedToken = false;

@@ -52,7 +52,7 @@ describe('JsonCursor', () => {
   it('reads any value as JSON.parse does, compact or indented', () => {
     for (const document of documents) {
       for (const text of [JSON.stringify(document), JSON.stringify(document, null, 2)]) {
-        const cursor = new JsonCursor(` ${text}\n`);
+        const cursor = new JsonCursor(Buffer.from(` ${text}\n`));
         expect(cursor.value()).toEqual(JSON.parse(text));
         cursor.end();
       }
@@ -62,7 +62,7 @@ describe('JsonCursor', () => {
   it('steps over any value to exactly where it ends', () => {
     for (const document of documents) {
       const text = JSON.stringify(document, null, 1);
-      const cursor = new JsonCursor(`[${text} , "after"]`);
+      const cursor = new JsonCursor(Buffer.from(`[${text} , "after"]`));
       const read: unknown[] = [];
       let first = true;
       cursor.array(() => {
@@ -76,7 +76,9 @@ describe('JsonCursor', () => {
   });
 
   it('walks the members asked for and gives raw text as written', () => {
-    const cursor = new JsonCursor('{ "a" : [1, {"b": "x\\"y"}], "skip": {"deep": [[]]}, "raw": {"k": 1.0} }');
+    const cursor = new JsonCursor(
+      Buffer.from('{ "a" : [1, {"b": "x\\"y"}], "skip": {"deep": [[]]}, "raw": {"k": 1.0} }'),
+    );
     const seen: Record<string, unknown> = {};
     cursor.object((key) => {
       if (key === 'a') cursor.array(() => (seen[`a${Object.keys(seen).length}`] = cursor.value()));
@@ -87,10 +89,22 @@ describe('JsonCursor', () => {
     expect(seen).toEqual({ a0: 1, a1: { b: 'x"y' }, raw: '{"k": 1.0}' });
   });
 
+  it('tells apart member names whose bytes hash alike ("Aa" and "BB"), however often they come', () => {
+    const keys: string[] = [];
+    for (const text of ['{"Aa": 1, "BB": 2}', '{"BB": 3, "Aa": 4, "BB": 5}']) {
+      const cursor = new JsonCursor(Buffer.from(text));
+      cursor.object((key) => {
+        keys.push(key);
+        cursor.skip();
+      });
+    }
+    expect(keys).toEqual(['Aa', 'BB', 'BB', 'Aa', 'BB']);
+  });
+
   it('takes null where an object or an array is asked for as one without members', () => {
     const members: string[] = [];
-    new JsonCursor('null').object((key) => members.push(key));
-    new JsonCursor(' null').array(() => members.push('item'));
+    new JsonCursor(Buffer.from('null')).object((key) => members.push(key));
+    new JsonCursor(Buffer.from(' null')).array(() => members.push('item'));
     expect(members).toEqual([]);
   });
 
@@ -106,7 +120,7 @@ describe('JsonCursor', () => {
     ['trailing text', '{"a": 1} x'],
     ['an empty text', ''],
   ])('refuses %s', (_, text) => {
-    const cursor = new JsonCursor(text);
+    const cursor = new JsonCursor(Buffer.from(text));
     expect(() => {
       cursor.object(() => cursor.skip());
       cursor.end();
