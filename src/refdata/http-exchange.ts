@@ -38,7 +38,10 @@ export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
       ...(attempt.dispatcher ? { dispatcher: attempt.dispatcher } : {}),
     });
     const bytes = await response.body.bytes();
-    const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // A UTF-8 byte order mark is no part of the JSON: decoding as text (the Fetch standard's
+    // text()) drops it, and so does this for the readers of bytes.
+    const mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+    const body = Buffer.from(bytes.buffer, bytes.byteOffset + mark, bytes.byteLength - mark);
     return { status: response.statusCode, headers: response.headers, body };
   } catch (cause) {
     if (attempt.signal?.aborted) {

@@ -24,6 +24,22 @@ describe('a bulk read whose body is read as it is parsed (readBulkLookup)', () =
     expect(server.requests[1]?.query.get('limit')).toBe('500');
   });
 
+  it('regression: a body that starts with a UTF-8 byte order mark is read as JSON (text() dropped the mark, the bytes kept it)', async () => {
+    const page = { id: 'bulk-1', status: { code: 'FINISHED' }, progress: 100, results: [] };
+    server = await startTestServer(() => ({ raw: `\uFEFF${JSON.stringify(page)}` }));
+    const client = clientFor(server.url, 'apiKey');
+    expect(await client.readBulkLookup(readBulkPage, { path: { id: 'bulk-1' } })).toEqual({
+      id: 'bulk-1',
+      status: 'FINISHED',
+      progress: 100,
+      results: [],
+    });
+    expect(await client.getBulkLookup({ path: { id: 'bulk-1' } })).toMatchObject({
+      id: 'bulk-1',
+      progress: 100,
+    });
+  });
+
   it('fails with REFDATA_INVALID_RESPONSE, not retried, when the reader refuses the body', async () => {
     server = await startTestServer(() => ({ body: undefined }));
     const client = clientFor(server.url, 'apiKey');

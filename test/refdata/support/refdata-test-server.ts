@@ -16,6 +16,8 @@ export interface Reply {
   status?: number;
   headers?: Record<string, string>;
   body?: unknown;
+  /** The body's text as sent, instead of `body` as JSON. */
+  raw?: string;
 }
 
 /** `'hang'` never answers (time-out tests); `'reset'` destroys the socket (network error tests). */
@@ -51,7 +53,7 @@ export async function startTestServer(handler: Handler): Promise<TestServer> {
           incoming.socket.destroy();
           return;
         }
-        const body = reply.body === undefined ? '' : JSON.stringify(reply.body);
+        const body = reply.raw ?? (reply.body === undefined ? '' : JSON.stringify(reply.body));
         response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
         response.end(body);
       });
