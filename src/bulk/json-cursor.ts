@@ -103,7 +103,8 @@ export class JsonCursor {
     for (; i < bytes.length; i += 1) {
       const c = bytes[i] as number;
       if (c === QUOTE) break;
-      if (c === BACKSLASH || c >= 0x80) {
+      // Escapes, non-ASCII and control characters (which JSON.parse refuses) take the slow path.
+      if (c === BACKSLASH || c >= 0x80 || c < 0x20) {
         plain = false;
         break;
       }

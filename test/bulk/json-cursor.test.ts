@@ -117,6 +117,7 @@ describe('JsonCursor', () => {
     ['a number that is not JSON', '{"a": 01}'],
     ['a missing comma', '{"a": 1 "b": 2}'],
     ['a missing colon', '{"a" 1}'],
+    ['a raw line break in a member name', '{"a\nb": 1}'],
     ['trailing text', '{"a": 1} x'],
     ['an empty text', ''],
   ])('refuses %s', (_, text) => {
