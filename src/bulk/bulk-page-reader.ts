@@ -70,7 +70,7 @@ function readTaskResult(cursor: JsonCursor): BulkTaskResult {
 }
 
 /** Reads a result page from its bytes; throws a SyntaxError when they are not the JSON of an object. */
-export function readBulkPage(body: Uint8Array): BulkPage {
+export function readBulkPage(body: Buffer): BulkPage {
   const cursor = new JsonCursor(body);
   if (!cursor.isObject()) throw new SyntaxError('JSON: expected an object at byte 0');
   let id = '';

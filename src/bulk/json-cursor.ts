@@ -43,10 +43,8 @@ export class JsonCursor {
   /** The closing brackets #skip expects, reused: one array per skipped value was garbage. */
   readonly #closers: number[] = [];
 
-  constructor(bytes: Uint8Array) {
-    this.#bytes = Buffer.isBuffer(bytes)
-      ? bytes
-      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
   }
 
   /**
@@ -124,8 +122,7 @@ export class JsonCursor {
 
   /** The value here, whatever it is, as JSON.parse gives it. */
   value(): unknown {
-    const start = this.#skip();
-    return JSON.parse(this.#bytes.toString('utf8', start, this.#at));
+    return JSON.parse(this.raw());
   }
 
   /** The text of the value here, as written. */
