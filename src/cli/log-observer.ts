@@ -53,5 +53,10 @@ export function logObserver(logger: Logger): PipelineObserver {
         { partition, reason },
         'transaction fenced: the partition has a newer owner; nothing of the transaction is visible, its records are processed again',
       ),
+    transactionAbandoned: (partition, reason) =>
+      logger.warn(
+        { partition, reason },
+        "transaction failed as its partition moved: the partition's next owner ends it and processes its records from the committed position",
+      ),
   };
 }

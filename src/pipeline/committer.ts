@@ -8,8 +8,10 @@
 // Exactly-once: each partition whose position moved commits one transaction with its
 // staged outputs below the position and the position itself; only then does the partner
 // state store the writes of those outputs. A fenced transaction (the partition has a newer
-// owner) hands the partition back as revoked; any other failed transaction is fatal, since
-// its outputs cannot be sent apart from their position and must not be sent twice.
+// owner) hands the partition back as revoked, and a failed one of a partition revoked while
+// it ran is left to the partition's next owner; any other failed transaction is the
+// pipeline's to judge (see Pipeline), since its outputs cannot be sent apart from their
+// position and must not be sent twice.
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { isPartnerEnrichError } from '../errors.ts';
@@ -27,7 +29,9 @@ export interface CommitterParts {
   transactional?: Transactional & {
     /** The partition's producer was fenced: the partition is no longer this member's. */
     fenced(partition: PartitionRef, error: Error): void;
-    /** Any other failed transaction: the pipeline cannot go on. */
+    /** A transaction of a partition revoked while it ran failed: its next owner ends it. */
+    abandoned(partition: PartitionRef, error: Error): void;
+    /** Any other failed transaction of a partition this member holds: the pipeline cannot go on. */
     fail(error: Error): void;
   };
 }
@@ -47,6 +51,8 @@ export class Committer {
   #flushing: Promise<void> = Promise.resolve();
   /** Revocations per partition: a transaction ended after one no longer speaks for the partition. */
   readonly #revocations = new Map<string, number>();
+  /** Settles once the assignment after the rebalance under way is known (rebalancing() to assigned()). */
+  #rebalance: PromiseWithResolvers<undefined> | undefined;
 
   constructor(parts: CommitterParts, intervalMs: number) {
     this.#parts = parts;
@@ -81,6 +87,21 @@ export class Committer {
     this.#timer = undefined;
     this.#flushing = this.#flushing.then(() => this.#flush());
     return this.#flushing;
+  }
+
+  /**
+   * The group rebalances: what is finished is committed now, before the partitions can move
+   * (their next owners start from the committed positions).
+   */
+  rebalancing(): void {
+    this.#rebalance ??= Promise.withResolvers<undefined>();
+    void this.flush();
+  }
+
+  /** The assignment is known again; the partitions it no longer holds were revoked before. */
+  assigned(): void {
+    this.#rebalance?.resolve(undefined);
+    this.#rebalance = undefined;
   }
 
   close(): void {
@@ -134,10 +155,22 @@ export class Committer {
     try {
       await transactional.outputs.commit(position, outputs, position);
     } catch (error) {
+      const revoked = () => (this.#revocations.get(key) ?? 0) !== revocations;
       if (isPartnerEnrichError(error) && error.code === 'TRANSACTION_FENCED') {
         // Not ours any more (or ours under a newer assignment): its new owner processes it again.
-        if ((this.#revocations.get(key) ?? 0) === revocations) transactional.fenced(position, error);
-      } else transactional.fail(error as Error);
+        if (!revoked()) transactional.fenced(position, error);
+        return false;
+      }
+      // A transaction racing the start of the partition's next producer (its next owner's, or
+      // this member's under a newer assignment) may fail otherwise than fenced: Kafka 4.4
+      // answers a commit that meets the epoch fence with UNKNOWN_SERVER_ERROR. Whatever became
+      // of it, that producer's start ends it before the committed position is read, so it is
+      // fatal only for a partition this member keeps; during a rebalance (whose flush sends
+      // such commits) that is known once the assignment is.
+      const judge = () =>
+        revoked() ? transactional.abandoned(position, error as Error) : transactional.fail(error as Error);
+      if (this.#rebalance) void this.#rebalance.promise.then(judge);
+      else judge();
       return false;
     }
     // Revoked meanwhile: the outputs and the position are committed all the same, but the

@@ -115,6 +115,8 @@ export class Pipeline {
               transactional: {
                 ...this.#transactional,
                 fenced: (partition, error) => this.#fenced(partition, error),
+                abandoned: (partition, error) =>
+                  this.#observer.transactionAbandoned?.(partition, error.message),
                 fail: (error) => this.#fail(error),
               },
             }
@@ -340,12 +342,13 @@ export class Pipeline {
   #rebalancing(): void {
     this.#lookups.hold();
     this.#writer.hold();
-    void this.#committer.flush();
+    this.#committer.rebalancing();
   }
 
   #assigned(partitions: PartitionRef[]): void {
     // Revoked partitions were handled before (revoked() comes first): what is held is ours.
     this.#writer.release((partition) => this.#ownership.epoch(partition) !== undefined);
+    this.#committer.assigned();
     // The consumer may still join a group round while it leaves; nothing new starts then.
     if (this.#stopping) return;
     const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);

@@ -108,6 +108,8 @@ export interface PipelineObserver {
   partitionsRevoked?(partitions: PartitionRef[]): void;
   /** Exactly-once: the partition's producer was fenced; the partition is taken for revoked. */
   fenced?(partition: PartitionRef, reason: string): void;
+  /** Exactly-once: a transaction of a partition that moved while it ran failed; the partition's next owner ends it. */
+  transactionAbandoned?(partition: PartitionRef, reason: string): void;
 }
 
 const OBSERVER_EVENTS = [
@@ -129,6 +131,7 @@ const OBSERVER_EVENTS = [
   'partitionsAssigned',
   'partitionsRevoked',
   'fenced',
+  'transactionAbandoned',
 ] as const satisfies readonly (keyof PipelineObserver)[];
 
 /** One observer that forwards every event to each of `observers`. */
