@@ -2,9 +2,8 @@
 // outputs and the consumed offset together, one after another on the partition's producer.
 import type { Kafka } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KafkaPartitionTransactions } from '../../src/kafka/partition-transactions.ts';
-import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { plainTransactions } from '../support/plain-transactions.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -24,23 +23,11 @@ async function setUp(): Promise<{ kafka: Kafka; input: string; output: string; g
   return { kafka, input, output, groupId: `${base}-group` };
 }
 
-/** Plain bytes instead of Avro: the transactions do not look into the messages. */
-const transactions = (kafka: Kafka, groupId: string, output: string) =>
-  new KafkaPartitionTransactions(kafka, {
-    groupId,
-    transactionTimeoutMs: 30_000,
-    encode: (message: OutputMessage) => {
-      const value = Buffer.from(String(message.key));
-      return { topic: output, message: { key: value, value }, bytes: value.length };
-    },
-    limit: () => 1_000_000,
-  });
-
 describe('KafkaPartitionTransactions', () => {
   it('CONCURRENT_TRANSACTIONS: a transaction with no outputs right after a committed one commits its offset (kafkajs does not retry AddOffsetsToTxn)', async () => {
     const { kafka, input, output, groupId } = await setUp();
     const ref = { topic: input, partition: 0 };
-    const txns = transactions(kafka, groupId, output);
+    const txns = plainTransactions(kafka, groupId, output);
     await txns.open(ref);
     try {
       // A transaction with outputs, then one with the offset only: the coordinator is often

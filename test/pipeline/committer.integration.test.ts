@@ -11,17 +11,16 @@ import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../../src/bulk/bulk-runner.ts';
-import { KafkaPartitionTransactions } from '../../src/kafka/partition-transactions.ts';
 import { Committer } from '../../src/pipeline/committer.ts';
 import { OutputStaging } from '../../src/pipeline/output-staging.ts';
-import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import type { RecordSource } from '../../src/pipeline/ports.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
 import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { plainTransactions } from '../support/plain-transactions.ts';
 
 /** Until a race was lost otherwise than fenced, within these bounds. */
 const MIN_ROUNDS = 40;
-const MAX_ROUNDS = 400;
+const MAX_ROUNDS = 600;
 
 describe('the committer during a rebalance, on the real broker', () => {
   const kafka: Kafka = kafkaClient();
@@ -49,23 +48,11 @@ describe('the committer during a rebalance, on the real broker', () => {
     await cleanup?.();
   });
 
-  /** Plain bytes instead of Avro: the transactions do not look into the messages. */
-  const member = (groupId: string) =>
-    new KafkaPartitionTransactions(kafka, {
-      groupId,
-      transactionTimeoutMs: 30_000,
-      encode: (message: OutputMessage) => {
-        const value = Buffer.from(String(message.key));
-        return { topic: output, message: { key: value, value }, bytes: value.length };
-      },
-      limit: () => 1_000_000,
-    });
-
   it("a transaction that loses the race with the partition's next owner never stops the member", async () => {
     const groupId = uniqueName('race-group');
     const ref = { topic: input, partition: 0 };
-    const here = member(groupId);
-    const next = member(groupId);
+    const here = plainTransactions(kafka, groupId, output);
+    const next = plainTransactions(kafka, groupId, output);
     const staging = new OutputStaging();
     const verdicts: string[] = [];
     const committer = new Committer(
@@ -99,7 +86,9 @@ describe('the committer during a rebalance, on the real broker', () => {
         // The group rebalances: the flush commits while the next owner starts its producer.
         committer.rebalancing();
         const flushed = committer.settled();
-        await delay(round % 25);
+        // Measured here: lost otherwise than fenced in 6 of 100 rounds whose next owner started
+        // 3-7 ms after the flush, in 7 of 500 over 0-24 ms.
+        await delay(round % 16);
         const taken = next.open(ref).catch(() => {});
         await Promise.all([flushed, taken]);
         // This member learns the partition went to the next owner.
