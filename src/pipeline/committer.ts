@@ -8,10 +8,10 @@
 // Exactly-once: each partition whose position moved commits one transaction with its
 // staged outputs below the position and the position itself; only then does the partner
 // state store the writes of those outputs. A fenced transaction (the partition has a newer
-// owner) hands the partition back as revoked, and a failed one of a partition revoked while
-// it ran is left to the partition's next owner; any other failed transaction is the
-// pipeline's to judge (see Pipeline), since its outputs cannot be sent apart from their
-// position and must not be sent twice.
+// owner) hands the partition back as revoked, and a failed one of a partition that moved
+// while it ran (revoked meanwhile, or by the rebalance under way) is left to the partition's
+// next owner; any other failed transaction is fatal, since its outputs cannot be sent apart
+// from their position and must not be sent twice.
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { isPartnerEnrichError } from '../errors.ts';
@@ -29,7 +29,7 @@ export interface CommitterParts {
   transactional?: Transactional & {
     /** The partition's producer was fenced: the partition is no longer this member's. */
     fenced(partition: PartitionRef, error: Error): void;
-    /** A transaction of a partition revoked while it ran failed: its next owner ends it. */
+    /** A transaction of a partition that moved while it ran failed: its next owner ends it. */
     abandoned(partition: PartitionRef, error: Error): void;
     /** Any other failed transaction of a partition this member holds: the pipeline cannot go on. */
     fail(error: Error): void;

@@ -79,7 +79,14 @@ describe('the committer, when a partition moves during its transaction', () => {
       await expect.poll(() => commits.length).toBe(1);
       return { commit: commits[0] as (typeof commits)[number], flushed };
     };
-    return { subject, verdicts, commitOne };
+    /** A record's transaction sent by a rebalance's flush, and failed otherwise than fenced. */
+    const failDuringRebalance = async () => {
+      subject.rebalancing();
+      const { commit, flushed } = await commitOne();
+      commit.settle(UNKNOWN_SERVER_ERROR());
+      await flushed;
+    };
+    return { subject, verdicts, commitOne, failDuringRebalance };
   }
 
   it('a transaction failed otherwise than fenced after its partition was revoked does not stop the member', async () => {
@@ -92,11 +99,8 @@ describe('the committer, when a partition moves during its transaction', () => {
   });
 
   it('a transaction failed during a rebalance that takes its partition away does not stop the member', async () => {
-    const { subject, verdicts, commitOne } = committer();
-    subject.rebalancing();
-    const { commit, flushed } = await commitOne();
-    commit.settle(UNKNOWN_SERVER_ERROR());
-    await flushed;
+    const { subject, verdicts, failDuringRebalance } = committer();
+    await failDuringRebalance();
     // The verdict waits for the assignment.
     expect(verdicts).toEqual([]);
     subject.revoke(partition);
@@ -105,11 +109,8 @@ describe('the committer, when a partition moves during its transaction', () => {
   });
 
   it('a transaction failed during a rebalance that leaves the partition here is fatal once the assignment is known', async () => {
-    const { subject, verdicts, commitOne } = committer();
-    subject.rebalancing();
-    const { commit, flushed } = await commitOne();
-    commit.settle(UNKNOWN_SERVER_ERROR());
-    await flushed;
+    const { subject, verdicts, failDuringRebalance } = committer();
+    await failDuringRebalance();
     expect(verdicts).toEqual([]);
     subject.assigned();
     await expect.poll(() => verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
