@@ -210,6 +210,16 @@ export function summaryRows(results: Results): Row[] {
         [r.p50, r.p95, r.p99].map(times).join(', '),
       ),
     );
+    if (l.warmup) {
+      const w = l.warmup;
+      rows.push(
+        row(
+          'latency',
+          'warm-up pair, not counted (broker new to the load): p99, exactly-once p99',
+          `${w.atLeastOnce.p99} ms, ${w.exactlyOnce.p99} ms`,
+        ),
+      );
+    }
   }
   if (s) {
     const partners = s.partners.toLocaleString('en-US');
