@@ -19,10 +19,16 @@ export async function createTopics(kafka: Kafka, topics: TopicSpec[]): Promise<v
   const admin = kafka.admin();
   await admin.connect();
   try {
+    // kafkajs's own wait gives up on a loaded KRaft broker's "unknown topic" (a latency run
+    // failed on it, its input created a second after the previous run's topics were deleted).
     await admin.createTopics({
-      waitForLeaders: true,
+      waitForLeaders: false,
       topics: topics.map((t) => ({ numPartitions: PARTITIONS, replicationFactor: 1, ...t })),
     });
+    await waitForLeaders(
+      admin,
+      topics.map((t) => t.topic),
+    );
   } finally {
     await admin.disconnect();
   }
