@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.ts';
 import { createKafkaEnrichment, type Enrichment } from '../../src/cli/enrichment.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { waitForLeaders } from '../../src/kafka/topics.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import {
@@ -182,7 +183,7 @@ describe('partner state per input partition', () => {
     await admin.connect();
     try {
       await admin.createTopics({
-        waitForLeaders: true,
+        waitForLeaders: false,
         topics: [
           { topic: topics.input, numPartitions: 3 },
           {
@@ -201,6 +202,15 @@ describe('partner state per input partition', () => {
           },
         ],
       });
+      // kafkajs's own wait gives up on the broker's "unknown topic" a moment after creation.
+      await waitForLeaders(admin, [
+        topics.input,
+        topics.storage,
+        topics.matches,
+        topics.events,
+        topics.deadLetters,
+        topics.state,
+      ]);
       const config = testConfig('http://127.0.0.1:9', topics);
       const start = createKafkaEnrichment(
         { ...config, state: { ...config.state, dir: stateDir() } },
