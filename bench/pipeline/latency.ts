@@ -30,6 +30,9 @@ export interface LatencyFigures {
   p95: number;
   p99: number;
   max: number;
+  /** The pipeline child's CPU over the run (first record read to last acknowledged), in cores. */
+  cpuBusy: number;
+  cpuPerRecordUs: number;
 }
 
 export interface LatencySpreads {
@@ -37,6 +40,9 @@ export interface LatencySpreads {
   p95: Spread;
   p99: Spread;
   max: Spread;
+  /** Absent in results saved before they were measured. */
+  cpuBusy?: Spread;
+  cpuPerRecordUs?: Spread;
 }
 
 export interface LatencyResult extends LatencySpreads {
@@ -76,7 +82,8 @@ async function latencyRun(
     });
     await Promise.race([worker.ready, worker.result]);
     const load = await steadyLoad(context, input, { rate, total });
-    await worker.result;
+    const { details, elapsedMs, records } = await worker.result;
+    const cpuMs = details.cpuMs ?? Number.NaN;
     const warmupEnd = load.startedAt + seconds * 100;
     const latencies: number[] = [];
     // read_committed (kafkajs's default): what a downstream consumer of either mode sees.
@@ -93,6 +100,8 @@ async function latencyRun(
       p95: percentile(latencies, 95),
       p99: percentile(latencies, 99),
       max: latencies.at(-1) ?? Number.NaN,
+      cpuBusy: cpuMs / elapsedMs,
+      cpuPerRecordUs: (cpuMs * 1000) / records,
     };
   } finally {
     await deleteTopics(context.kafka, [input, ...created]);
@@ -104,10 +113,13 @@ const spreads = (runs: LatencyFigures[]): LatencySpreads => ({
   p95: spread(runs.map((r) => r.p95)),
   p99: spread(runs.map((r) => r.p99)),
   max: spread(runs.map((r) => r.max)),
+  cpuBusy: spread(runs.map((r) => r.cpuBusy)),
+  cpuPerRecordUs: spread(runs.map((r) => r.cpuPerRecordUs)),
 });
 
 const describe = (f: LatencyFigures) =>
-  `${f.offeredRate.toFixed(0)} records/s offered; p50 ${f.p50} ms, p95 ${f.p95} ms, p99 ${f.p99} ms, max ${f.max} ms`;
+  `${f.offeredRate.toFixed(0)} records/s offered; p50 ${f.p50} ms, p95 ${f.p95} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
+  `pipeline CPU ${(f.cpuBusy * 100).toFixed(0)} % of a core, ${f.cpuPerRecordUs.toFixed(0)} µs per record`;
 
 export async function latencyUnderLoad(
   context: BenchContext,

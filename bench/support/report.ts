@@ -198,6 +198,15 @@ export function summaryRows(results: Results): Row[] {
     rows.push(row('latency', `p50 at ${l.rate} records/s`, formatSpread(l.p50, ' ms')));
     rows.push(row('latency', 'p95', formatSpread(l.p95, ' ms')));
     rows.push(row('latency', 'p99', formatSpread(l.p99, ' ms')));
+    if (l.cpuBusy && l.cpuPerRecordUs) {
+      rows.push(
+        row(
+          'latency',
+          'pipeline CPU under the load: share of a core; per record',
+          `${percent(l.cpuBusy)}; ${formatSpread(l.cpuPerRecordUs, ' µs')}`,
+        ),
+      );
+    }
     const e = l.exactlyOnce;
     rows.push(row('latency', `exactly-once p50 at ${l.rate} records/s`, formatSpread(e.p50, ' ms')));
     rows.push(row('latency', 'exactly-once p95', formatSpread(e.p95, ' ms')));
