@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kafka } from 'kafkajs';
 import type { Config } from '../../src/config/index.ts';
-import { createPipelineTopics, waitForLeaders } from '../../src/kafka/topics.ts';
+import { createPipelineTopics, createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 
 export const PARTITIONS = 3;
 
@@ -19,15 +19,9 @@ export async function createTopics(kafka: Kafka, topics: TopicSpec[]): Promise<v
   const admin = kafka.admin();
   await admin.connect();
   try {
-    // kafkajs's own wait gives up on a loaded KRaft broker's "unknown topic" (a latency run
-    // failed on it, its input created a second after the previous run's topics were deleted).
-    await admin.createTopics({
-      waitForLeaders: false,
-      topics: topics.map((t) => ({ numPartitions: PARTITIONS, replicationFactor: 1, ...t })),
-    });
-    await waitForLeaders(
+    await createTopicsWithLeaders(
       admin,
-      topics.map((t) => t.topic),
+      topics.map((t) => ({ numPartitions: PARTITIONS, replicationFactor: 1, ...t })),
     );
   } finally {
     await admin.disconnect();
@@ -73,19 +67,14 @@ export async function createOutputTopics(
   await admin.connect();
   try {
     if (matchesConfig.length > 0) {
-      // kafkajs's own wait gives up on a loaded KRaft broker's "unknown topic": see waitForLeaders.
-      await admin.createTopics({
-        waitForLeaders: false,
-        topics: [
-          {
-            topic: topics.matches,
-            numPartitions: topics.partitions,
-            replicationFactor: 1,
-            configEntries: matchesConfig,
-          },
-        ],
-      });
-      await waitForLeaders(admin, [topics.matches]);
+      await createTopicsWithLeaders(admin, [
+        {
+          topic: topics.matches,
+          numPartitions: topics.partitions,
+          replicationFactor: 1,
+          configEntries: matchesConfig,
+        },
+      ]);
     }
     await createPipelineTopics(admin, topics, topics);
   } finally {

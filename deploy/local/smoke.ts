@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
-import { waitForLeaders } from '../../src/kafka/topics.ts';
+import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { defaultInfrastructureOptions, startInfrastructure } from './infra.ts';
 
@@ -23,8 +23,7 @@ try {
   const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.ERROR });
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }] });
-  await waitForLeaders(admin, [topic]);
+  await createTopicsWithLeaders(admin, [{ topic, numPartitions: 3 }]);
   const registry = new SchemaRegistry({ host: infra.schemaRegistryUrl });
   const { id } = await registry.register(
     { type: SchemaType.AVRO, schema: pipelineSchema('PartnerRecord').text },

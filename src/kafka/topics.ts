@@ -1,6 +1,6 @@
 // Creates the pipeline's topics if they are missing: storage and internal state are
 // compacted (latest value per key); the others keep a retention window.
-import type { Admin } from 'kafkajs';
+import type { Admin, ITopicConfig } from 'kafkajs';
 
 export interface TopicNames {
   input: string;
@@ -33,19 +33,24 @@ export async function createPipelineTopics(
     { topic: names.state, configEntries: COMPACTED },
   ].filter((t) => !existing.has(t.topic));
   if (wanted.length === 0) return [];
-  await admin.createTopics({
-    waitForLeaders: false,
-    topics: wanted.map((t) => ({
+  await createTopicsWithLeaders(
+    admin,
+    wanted.map((t) => ({
       ...t,
       numPartitions: layout.partitions,
       replicationFactor: layout.replicationFactor,
     })),
-  });
-  await waitForLeaders(
-    admin,
-    wanted.map((t) => t.topic),
   );
   return wanted.map((t) => t.topic);
+}
+
+/** Creates the topics and resolves once every partition has a leader (see waitForLeaders). */
+export async function createTopicsWithLeaders(admin: Admin, topics: ITopicConfig[]): Promise<void> {
+  await admin.createTopics({ waitForLeaders: false, topics });
+  await waitForLeaders(
+    admin,
+    topics.map((t) => t.topic),
+  );
 }
 
 /**
@@ -53,7 +58,7 @@ export async function createPipelineTopics(
  * when a KRaft broker answers "unknown topic" for a topic it created a moment ago (its
  * metadata cache lags under load); here that answer just means "not yet".
  */
-export async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
+async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.ts';
 import { createKafkaEnrichment, type Enrichment } from '../../src/cli/enrichment.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
-import { waitForLeaders } from '../../src/kafka/topics.ts';
+import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import {
@@ -182,34 +182,22 @@ describe('partner state per input partition', () => {
     const admin = kafka.admin();
     await admin.connect();
     try {
-      await admin.createTopics({
-        waitForLeaders: false,
-        topics: [
-          { topic: topics.input, numPartitions: 3 },
-          {
-            topic: topics.storage,
-            numPartitions: 1,
-            configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
-          },
-          ...[topics.matches, topics.events, topics.deadLetters].map((topic) => ({
-            topic,
-            numPartitions: 3,
-          })),
-          {
-            topic: topics.state,
-            numPartitions: 3,
-            configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
-          },
-        ],
-      });
-      // kafkajs's own wait gives up on the broker's "unknown topic" a moment after creation.
-      await waitForLeaders(admin, [
-        topics.input,
-        topics.storage,
-        topics.matches,
-        topics.events,
-        topics.deadLetters,
-        topics.state,
+      await createTopicsWithLeaders(admin, [
+        { topic: topics.input, numPartitions: 3 },
+        {
+          topic: topics.storage,
+          numPartitions: 1,
+          configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
+        },
+        ...[topics.matches, topics.events, topics.deadLetters].map((topic) => ({
+          topic,
+          numPartitions: 3,
+        })),
+        {
+          topic: topics.state,
+          numPartitions: 3,
+          configEntries: [{ name: 'cleanup.policy', value: 'compact' }],
+        },
       ]);
       const config = testConfig('http://127.0.0.1:9', topics);
       const start = createKafkaEnrichment(

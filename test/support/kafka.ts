@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { inject } from 'vitest';
-import { waitForLeaders } from '../../src/kafka/topics.ts';
+import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
 
@@ -23,11 +23,7 @@ export async function withTopics(
 ): Promise<{ admin: Admin; cleanup: () => Promise<void> }> {
   const admin = kafka.admin();
   await admin.connect();
-  await admin.createTopics({ topics, waitForLeaders: false });
-  await waitForLeaders(
-    admin,
-    topics.map((t) => t.topic),
-  );
+  await createTopicsWithLeaders(admin, topics);
   return {
     admin,
     cleanup: async () => {

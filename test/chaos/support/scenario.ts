@@ -11,7 +11,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { inject } from 'vitest';
 import { startRestartableKafkaBroker, type RestartableBroker } from '../../../deploy/local/kafka-broker.ts';
 import { stopProcess, type RunDir } from '../../../deploy/local/processes.ts';
-import { waitForLeaders } from '../../../src/kafka/topics.ts';
+import { createTopicsWithLeaders } from '../../../src/kafka/topics.ts';
 import { uniqueName } from '../../support/kafka.ts';
 import { InFlightPoller } from './in-flight-poller.ts';
 import type { Expected, InputRecord } from './input.ts';
@@ -158,11 +158,7 @@ export class Scenario {
         configEntries,
       }));
       if (special.length > 0) {
-        await admin.createTopics({ topics: special, waitForLeaders: false });
-        await waitForLeaders(
-          admin,
-          special.map((t) => t.topic),
-        );
+        await createTopicsWithLeaders(admin, special);
       }
     } finally {
       await admin.disconnect();
