@@ -206,6 +206,7 @@ export class LookupCoordinator {
     const { state, observer, context } = this.#parts;
     const partition = partitionOf(work);
     const previous = state.get(partition, work.partnerId);
+    work.storedAtDispatch = previous;
     if (work.kind === 'delete') {
       if (!previous) {
         const error = new PipelineError(
@@ -503,7 +504,7 @@ export class LookupCoordinator {
       work,
       result,
       bulkId,
-      state.get(partition, work.partnerId),
+      work.storedAtDispatch,
       this.#options.thresholds,
       context,
     );

@@ -64,6 +64,12 @@ export interface PartnerWork {
   adopted?: boolean;
   /** Its quota is consumed and no bulk was created with it yet (a create failed, its submitter died): not paid again. */
   prepaid?: boolean;
+  /**
+   * The partner's stored state as dispatch read it. Nothing else writes it while the work is
+   * active (one piece of work per partner at a time, see KeyScheduler), so its settling
+   * reuses it instead of reading the store again.
+   */
+  storedAtDispatch?: StoredPartner;
   /** Set on a rerun's work: a stored partner looked up again, not an input record. */
   rerun?: RerunTask;
   /** A rerun's work that live work for its partner replaced before it was paid for. */
