@@ -1,0 +1,167 @@
+// kafkajs as patches/kafkajs+2.2.4.patch leaves it (applied by `npm install`'s postinstall):
+// its producer's hashing, varints, record batch checksums and grouping rewritten for CPU.
+// Each is checked against what does not come from the patch: the Java client's murmur2,
+// a bit-by-bit CRC32-C, and kafkajs's own decoders, which the patch leaves alone.
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import kafkajs from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+
+interface Long {
+  toString(): string;
+}
+interface EncoderInstance {
+  writeVarInt(value: number): EncoderInstance;
+  writeVarLong(value: number | Long): EncoderInstance;
+  writeUVarInt(value: number): EncoderInstance;
+  buffer: Buffer;
+}
+interface DecoderInstance {
+  readVarInt(): number;
+  readVarLong(): Long;
+  readUVarInt(): number;
+}
+const Encoder = require('kafkajs/src/protocol/encoder.js') as {
+  new (): EncoderInstance;
+  sizeOfVarLong(value: number | Long): number;
+};
+const Decoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => DecoderInstance;
+const Long = require('kafkajs/src/utils/long.js') as { fromValue(value: number | string | bigint): Long };
+const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as {
+  RecordBatch(batch: object): Promise<{ buffer: Buffer }>;
+};
+const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => unknown;
+const decodeRecordBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as (
+  decoder: unknown,
+) => Promise<{
+  records: { key: Buffer; value: Buffer; offset: string; timestamp: string; headers: object }[];
+}>;
+const groupMessagesPerPartition = require('kafkajs/src/producer/groupMessagesPerPartition.js') as (
+  args: object,
+) => Record<string, { key: string }[]>;
+
+/** CRC32-C one bit at a time: slow, and independent of the patch's tables. */
+function crc32cBitwise(bytes: Uint8Array): number {
+  let crc = ~0;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k += 1) crc = crc & 1 ? (crc >>> 1) ^ 0x82f63b78 : crc >>> 1;
+  }
+  return ~crc >>> 0;
+}
+
+describe('kafkajs as patched', () => {
+  // Partitions printed by the Java client (kafka-clients 4.4.0) for these keys' UTF-8 bytes
+  // over 7 partitions (Utils.toPositive(Utils.murmur2(bytes)) % 7): where other clients put them.
+  it.each([
+    ['', 2],
+    ['a', 5],
+    ['ab', 0],
+    ['abc', 4],
+    ['abcd', 5],
+    ['21', 3],
+    ['foobar', 0],
+    ['partner-000123', 4],
+    ['a-little-bit-longer-string', 0],
+    ['Zürich-Straße-日本', 6],
+  ])('the default partitioner puts key %j where the Java client does', (key, partition) => {
+    const partitionMetadata = Array.from({ length: 7 }, (_, partitionId) => ({
+      partitionErrorCode: 0,
+      partitionId,
+      leader: 0,
+      replicas: [0],
+      isr: [0],
+    }));
+    const partitioner = kafkajs.Partitioners.DefaultPartitioner();
+    expect(partitioner({ topic: 't', partitionMetadata, message: { key, value: null } })).toBe(partition);
+    expect(
+      partitioner({ topic: 't', partitionMetadata, message: { key: Buffer.from(key), value: null } }),
+    ).toBe(partition);
+  });
+
+  it('writes varints that its own decoder reads back, 32- and 64-bit, at every length', () => {
+    const ints = [
+      0,
+      1,
+      -1,
+      63,
+      64,
+      -64,
+      -65,
+      127,
+      128,
+      8191,
+      8192,
+      2 ** 20,
+      -(2 ** 20),
+      2 ** 31 - 1,
+      -(2 ** 31),
+    ];
+    const longs = [
+      ...ints.map((n) => BigInt(n)),
+      2n ** 31n,
+      -(2n ** 31n) - 1n,
+      2n ** 40n,
+      -(2n ** 52n),
+      2n ** 63n - 1n,
+    ];
+    const encoder = new Encoder();
+    for (const n of ints) encoder.writeVarInt(n);
+    for (const n of ints) encoder.writeUVarInt(n >>> 0);
+    for (const n of longs) encoder.writeVarLong(Long.fromValue(n));
+    for (const n of ints) encoder.writeVarLong(n);
+    const decoder = new Decoder(encoder.buffer);
+    expect(ints.map(() => decoder.readVarInt())).toEqual(ints);
+    expect(ints.map(() => decoder.readUVarInt() >>> 0)).toEqual(ints.map((n) => n >>> 0));
+    expect(longs.map(() => decoder.readVarLong().toString())).toEqual(longs.map(String));
+    expect(ints.map(() => decoder.readVarLong().toString())).toEqual(ints.map(String));
+    for (const n of longs) {
+      const one = new Encoder().writeVarLong(Long.fromValue(n)).buffer;
+      expect(Encoder.sizeOfVarLong(Long.fromValue(n))).toBe(one.length);
+    }
+  });
+
+  it('checksums record batches with CRC32-C and writes records its decoder reads back', async () => {
+    expect(crc32cBitwise(Buffer.from('123456789'))).toBe(0xe3069283);
+    const records = Array.from({ length: 50 }, (_, i) =>
+      Record({
+        offsetDelta: i,
+        timestampDelta: Long.fromValue(i * 1_000_003),
+        key: Buffer.from(`B-${i}`),
+        value: randomBytes(i * 37),
+        headers: i % 3 === 0 ? { traceparent: `00-${i}` } : {},
+      }),
+    );
+    const firstTimestamp = 1_795_000_000_000;
+    const encoded = (
+      await RecordBatch({ records, firstTimestamp, maxTimestamp: firstTimestamp, lastOffsetDelta: 49 })
+    ).buffer;
+    // firstOffset (8), length (4), leader epoch (4), magic (1), then the CRC of what follows it.
+    expect(encoded.readUInt32BE(17)).toBe(crc32cBitwise(encoded.subarray(21)));
+    const { records: decoded } = await decodeRecordBatch(new Decoder(encoded.subarray(0)));
+    expect(decoded).toHaveLength(50);
+    decoded.forEach((record, i) => {
+      expect(record.key.toString()).toBe(`B-${i}`);
+      expect(record.value).toHaveLength(i * 37);
+      expect(record.offset).toBe(String(i));
+      expect(record.timestamp).toBe(String(firstTimestamp + i * 1_000_003));
+    });
+  });
+
+  it('groups a request’s messages by partition in their order', () => {
+    const messages = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i}`, partition: i % 3 }));
+    const grouped = groupMessagesPerPartition({
+      topic: 't',
+      partitionMetadata: [0, 1, 2].map((partitionId) => ({ partitionId, leader: 0 })),
+      messages,
+      partitioner: ({ message }: { message: { partition: number } }) => message.partition,
+    });
+    expect(Object.keys(grouped).sort()).toEqual(['0', '1', '2']);
+    for (const p of [0, 1, 2])
+      expect(grouped[p]?.map((m) => m.key)).toEqual(
+        messages.filter((m) => m.partition === p).map((m) => m.key),
+      );
+  });
+});
