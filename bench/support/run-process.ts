@@ -50,19 +50,15 @@ export async function startRunProcess(env: Record<string, string>, label: string
     ? ['--cpu-prof', `--cpu-prof-dir=${profilesDir}`, `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`]
     : [];
   const started = performance.now();
-  const child = spawn(
-    process.execPath,
-    ['--disable-warning=TimeoutNegativeWarning', ...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'],
-    {
-      env: {
-        ...process.env,
-        ...RUNTIME_ENV,
-        ...env,
-        PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port),
-      },
-      stdio: ['ignore', 'inherit', 'inherit'],
+  const child = spawn(process.execPath, [...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'], {
+    env: {
+      ...process.env,
+      ...RUNTIME_ENV,
+      ...env,
+      PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port),
     },
-  );
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let exited = false;
   void exit.then(() => (exited = true));

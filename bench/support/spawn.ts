@@ -26,8 +26,6 @@ export interface WorkerOptions {
 export function startWorker(job: WorkerJob, options: WorkerOptions = {}): RunningWorker {
   const profile = options.cpuProfile ?? process.env.BENCH_CPU_PROF;
   const execArgv = [
-    // kafkajs schedules timers with negative delays on Node 24; the warning is noise here.
-    '--disable-warning=TimeoutNegativeWarning',
     // partner-enrich runs with its memory flags; the baselines with Node's defaults.
     ...(job.kind === 'pipeline' || job.kind === 'open-pipeline' ? RUNTIME_NODE_FLAGS : []),
     ...(options.nodeFlags ?? []),

@@ -52,6 +52,12 @@ describe('partner-enrich CLI against Kafka', () => {
     expect(second.stdout).toContain('all topics exist');
   });
 
+  it('a command that talks to Kafka prints no TimeoutNegativeWarning (kafkajs gave its idle request queue a negative timer)', async () => {
+    const result = await runCli(['topics', 'create'], env);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain('TimeoutNegativeWarning');
+  });
+
   it('`run` serves health and metrics, enriches what arrives, and exits cleanly on SIGTERM with offsets committed', async () => {
     const encode = await partnerEncoder(schemaRegistry(), topics.input);
     const invalid = {
@@ -99,6 +105,7 @@ describe('partner-enrich CLI against Kafka', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     expect(logs).not.toContain('sandbox-api-key');
+    expect(logs).not.toContain('TimeoutNegativeWarning');
     const { committed, end } = await committedAndEndOffsets(kafka, groupId, topics.input);
     expect(committed).toEqual(end);
   });

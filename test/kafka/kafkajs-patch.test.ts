@@ -32,7 +32,9 @@ const Long = require('kafkajs/src/utils/long.js') as { fromValue(value: number |
 const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as {
   RecordBatch(batch: object): Promise<{ buffer: Buffer }>;
 };
-const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (record: object) => unknown;
+const encodeRecord = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (
+  record: object,
+) => unknown;
 const decodeRecordBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as (
   decoder: unknown,
 ) => Promise<{
@@ -126,7 +128,7 @@ describe('kafkajs as patched', () => {
   it('checksums record batches with CRC32-C and writes records its decoder reads back', async () => {
     expect(crc32cBitwise(Buffer.from('123456789'))).toBe(0xe3069283);
     const records = Array.from({ length: 50 }, (_, i) =>
-      Record({
+      encodeRecord({
         offsetDelta: i,
         timestampDelta: Long.fromValue(i * 1_000_003),
         key: Buffer.from(`B-${i}`),
