@@ -12,18 +12,15 @@ ARG BASE_IMAGE=node:24-slim
 
 # Production dependencies only: the `node` dev dependency (the repository's own Node 24
 # binary) stays out, the runtime is the base image's. No install scripts of the dependencies:
-# none is needed. The project's own postinstall, patch-package (a dev dependency, installed
-# apart at the lockfile's version), applies patches/ to kafkajs: its producer's CPU per message
-# (docs/ARCHITECTURE.md, kafkajs patched).
+# none is needed. The project's own postinstall, patch-package, applies patches/ to kafkajs:
+# its producer's CPU per message (docs/ARCHITECTURE.md, kafkajs patched).
 FROM ${BASE_IMAGE} AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY patches ./patches
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
-    && npm install --prefix /opt/patch-package --no-save --ignore-scripts --no-audit --no-fund \
-      "patch-package@$(node -p "require('./package-lock.json').packages['node_modules/patch-package'].version")" \
-    && /opt/patch-package/node_modules/.bin/patch-package --error-on-fail \
-    && rm -rf /opt/patch-package "$(npm config get cache)"
+    && node_modules/.bin/patch-package --error-on-fail \
+    && rm -rf "$(npm config get cache)"
 
 # The bundle: the sources and their dependencies in a few files (the sandbox and the tracing SDK
 # in chunks of their own, loaded only by the commands that use them). esbuild alone is
