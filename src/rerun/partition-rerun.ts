@@ -4,6 +4,7 @@
 // progress (the last partner id, counts, the change report) is written to the state topic.
 // A kill or a rebalance loses at most the chunk under way, which the next owner offers again
 // under the same ledger positions: the bulks it paid for are read again, not paid again.
+import { setImmediate } from 'node:timers/promises';
 import { pipelineEvents } from '../observability/events.ts';
 import type { StoredPartner } from '../pipeline/outputs.ts';
 import type { PartitionRef } from '../pipeline/ports.ts';
@@ -103,9 +104,9 @@ export class PartitionRerun {
         continue;
       }
       if ((await Promise.race([this.#parts.headroom?.(), this.#aborted])) === 'aborted') return false;
-      let chunk: Chunk;
+      let chunk: Chunk | 'aborted';
       try {
-        chunk = this.#chunk(job, progress);
+        chunk = await this.#chunk(job, progress);
       } catch (error) {
         // The partition's state cannot be read (a damaged file): the share dies, the job
         // says so (DIED, with the reason), live work goes on.
@@ -113,6 +114,8 @@ export class PartitionRerun {
         await this.#save(progress);
         return true;
       }
+      // Revoked while the chunk was read: what the store answered after its release is no end.
+      if (chunk === 'aborted') return false;
       if (chunk.partners.length === 0) {
         progress = {
           ...progress,
@@ -193,7 +196,7 @@ export class PartitionRerun {
     let count = 0;
     for (let after = job.startAfter ?? ''; ;) {
       // A partition of millions of partners takes seconds to count: live work goes on between pages.
-      await new Promise((resolve) => setImmediate(resolve));
+      await setImmediate();
       const rows = this.#parts.state.scan(this.#ref, after, SCAN_PAGE);
       for (const row of rows) if (chooses(filter, row.stored)) count += 1;
       if (rows.length < SCAN_PAGE) break;
@@ -202,8 +205,11 @@ export class PartitionRerun {
     return job.limit === undefined ? count : Math.min(count, job.limit);
   }
 
-  /** The next chosen partners after the last chunk, and the last id read to find them. */
-  #chunk(job: RerunJob, progress: RerunPartitionProgress): Chunk {
+  /**
+   * The next chosen partners after the last chunk, and the last id read to find them; 'aborted'
+   * when the share was stopped while it read.
+   */
+  async #chunk(job: RerunJob, progress: RerunPartitionProgress): Promise<Chunk | 'aborted'> {
     const filter = fromBefore(job, progress.startedAt);
     const wanted = Math.min(
       job.batchSize,
@@ -215,6 +221,11 @@ export class PartitionRerun {
     // Each row read is a stored partner parsed: a chunk reads what it still needs, twice as
     // much again each time the filter leaves rows out, not a full page for a bulk of 50.
     for (let limit = Math.min(wanted, SCAN_PAGE); ; limit = Math.min(limit * 2, SCAN_PAGE)) {
+      // Where the filter leaves out long runs of partners (another country, partners new since
+      // the start), one chunk reads tens of thousands of rows: read at once, they held the
+      // event loop 150-350 ms, live records and the quota's timers waiting (benchmark rerun).
+      await setImmediate();
+      if (this.#abort.signal.aborted) return 'aborted';
       const rows = this.#parts.state.scan(this.#ref, last ?? job.startAfter ?? '', limit);
       for (const row of rows) {
         last = row.partnerId;
