@@ -205,6 +205,9 @@ function assemble(
         },
       )
     : undefined;
+  const rerunQuota = quota
+    ? new RerunQuota(quota, limitedQuotaCheck, { retryMs: Math.max(50, config.quota.initialBackoffMs) })
+    : undefined;
   const runner = new BulkRunner(limitedBulkApi, ends.ledger, {
     polling: { ...config.polling, maxPolls: 10_000 },
     lookup: {
@@ -221,20 +224,13 @@ function assemble(
       ...ends,
       toTask: toJsonRecord,
       runner,
-      ...(quota
-        ? {
-            quota,
-            rerunQuota: new RerunQuota(quota, limitedQuotaCheck, {
-              retryMs: Math.max(50, config.quota.initialBackoffMs),
-            }),
-          }
-        : {}),
+      ...(quota ? { quota, rerunQuota } : {}),
       observer,
     },
     pipelineOptions(config),
   );
   pipelineRef.current = pipeline;
-  return { pipeline, limiter, unsubscribe: () => retryChannel.unsubscribe(onRetry) };
+  return { pipeline, limiter, rerunQuota, unsubscribe: () => retryChannel.unsubscribe(onRetry) };
 }
 
 function enrichment(
@@ -243,7 +239,7 @@ function enrichment(
   observer: PipelineObserver,
   closeExtra: () => Promise<void>,
 ): Enrichment {
-  const { pipeline, limiter, unsubscribe } = assemble(config, ends, observer, {});
+  const { pipeline, limiter, rerunQuota, unsubscribe } = assemble(config, ends, observer, {});
   const reruns = ends.reruns
     ? new RerunExecutor({
         host: pipeline,
@@ -254,6 +250,7 @@ function enrichment(
         owner: () => ends.source.memberId,
         failed: (error) => pipeline.abort(error),
         headroom: liveHeadroom({ maxUtilization: config.rerun.maxEventLoopUtilization, recheckMs: 250 }),
+        ...(rerunQuota ? { starting: () => void rerunQuota.learnWindow() } : {}),
       })
     : undefined;
   return {

@@ -160,6 +160,7 @@ export class LookupCoordinator {
     this.#stopped = true;
     this.release();
     this.#parts.quota?.close();
+    this.#parts.rerunQuota?.close();
     this.#batcher.close();
     this.#rerunBatcher.close();
     for (const timer of this.#retryTimers) clearTimeout(timer);

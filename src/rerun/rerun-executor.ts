@@ -20,6 +20,8 @@ export interface RerunExecutorParts {
   headroom?: () => Promise<void>;
   /** A partition's share failed (its progress could not be written): the process cannot go on with it. */
   failed: (error: Error) => void;
+  /** A share starts (its partners are counted first): the rerun's quota can learn the window meanwhile. */
+  starting?: () => void;
 }
 
 export class RerunExecutor {
@@ -93,6 +95,7 @@ export class RerunExecutor {
 
   #launch(jobId: string, ref: PartitionRef, epoch: number, restored: Promise<void>): void {
     const { jobs } = this.#parts;
+    this.#parts.starting?.();
     const runner = new PartitionRerun(
       {
         host: this.#parts.host,
