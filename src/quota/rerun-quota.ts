@@ -90,7 +90,7 @@ export class RerunQuota {
    * first window of every rerun was reckoned from a guess, its tail never came, and what live
    * work was expected to need went unused (benchmark rerun: the first window 94-97 % used,
    * every later one 100 %). Without a usage API, or its window's length, there is nothing to
-   * learn.
+   * learn; where no reset shows in two windows' time (nothing was used), it stops asking.
    */
   learnWindow(): Promise<void> {
     this.#learning ??= this.#learnWindow().finally(() => (this.#learning = undefined));
@@ -100,6 +100,7 @@ export class RerunQuota {
   async #learnWindow(): Promise<void> {
     const sleep = this.#options.sleep ?? defaultSleep;
     const now = this.#options.now ?? Date.now;
+    const started = now();
     while (!this.#closed && !this.#phase) {
       // One ask at a time with the bulks' asks: each reset seen is bounded by the ask before it.
       const asked = this.#turn.then(async () => {
@@ -110,8 +111,8 @@ export class RerunQuota {
       });
       this.#turn = asked.catch(() => {});
       const room = await asked;
-      if (room?.windowMs === undefined || this.#phase) return;
       const at = now();
+      if (room?.windowMs === undefined || this.#phase || at - started >= 2 * room.windowMs) return;
       await sleep(this.#nextAsk(room, this.#timeLeft(room, at), at));
     }
   }

@@ -329,6 +329,18 @@ describe('RerunQuota', () => {
     expect(window.used).toBe(1_000);
   });
 
+  it('stops asking where no reset shows in two windows (nothing is used)', async () => {
+    const clock = { at: 0 };
+    const { rerun, waits, setOnWait } = setup(1_000, { windowMs: 2_000, now: () => clock.at });
+    setOnWait(() => {
+      clock.at += waits.at(-1) ?? 0;
+      // Asking on forever would never let the test end.
+      if (waits.length > 100) rerun.close();
+    });
+    await rerun.learnWindow();
+    expect(clock.at).toBe(4_000);
+  });
+
   it('has nothing to learn of the window where the service does not tell its length', async () => {
     const { rerun, waits } = setup(1_000);
     await rerun.learnWindow();
