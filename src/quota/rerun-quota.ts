@@ -103,16 +103,12 @@ export class RerunQuota {
     const started = now();
     while (!this.#closed && !this.#phase) {
       // One ask at a time with the bulks' asks: each reset seen is bounded by the ask before it.
-      const asked = this.#turn.then(async () => {
-        const at = now();
-        const room = await this.#check.room?.().catch(() => undefined);
-        if (room) this.#track(room, at, now());
-        return room;
-      });
+      const asked = this.#turn.then(() => this.#askRoom());
       this.#turn = asked.catch(() => {});
-      const room = await asked;
-      const at = now();
-      if (room?.windowMs === undefined || this.#phase || at - started >= 2 * room.windowMs) return;
+      const answer = await asked;
+      const windowMs = answer?.room.windowMs;
+      if (!answer || windowMs === undefined || this.#phase || answer.at - started >= 2 * windowMs) return;
+      const { room, at } = answer;
       await sleep(this.#nextAsk(room, this.#timeLeft(room, at), at));
     }
   }
@@ -129,7 +125,6 @@ export class RerunQuota {
 
   async #acquire(needed: () => number, share: () => number): Promise<number> {
     const sleep = this.#options.sleep ?? defaultSleep;
-    const now = this.#options.now ?? Date.now;
     for (;;) {
       if (this.#closed) return 0;
       const wanted = needed();
@@ -144,11 +139,9 @@ export class RerunQuota {
         );
         continue;
       }
-      const asked = now();
-      const room = await this.#check.room?.().catch(() => undefined);
-      if (!room) return this.#consumed(await this.#gate.acquire(needed));
-      const at = now();
-      this.#track(room, asked, at);
+      const answer = await this.#askRoom();
+      if (!answer) return this.#consumed(await this.#gate.acquire(needed));
+      const { room, at } = answer;
       const shareOfWindow = Math.floor(share() * room.max);
       // Before it has seen a whole window, the rerun expects live work to need what it consumed
       // over the last window's length before the rerun began; only where the process is younger
@@ -272,6 +265,17 @@ export class RerunQuota {
   }
 
   /** Starts the count again when a new window began. */
+  /** Asks the service for the window's use and tracks it; undefined where it cannot tell. */
+  async #askRoom(): Promise<{ room: QuotaRoom; at: number } | undefined> {
+    const now = this.#options.now ?? Date.now;
+    const asked = now();
+    const room = await this.#check.room?.().catch(() => undefined);
+    if (!room) return undefined;
+    const at = now();
+    this.#track(room, asked, at);
+    return { room, at };
+  }
+
   #track(room: QuotaRoom, asked: number, at: number): void {
     const serviceUsed = room.max - room.left;
     const dropped = serviceUsed < this.#serviceUsed;
