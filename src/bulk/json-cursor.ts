@@ -23,7 +23,41 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-const LITERAL = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const KEYWORDS = ['true', 'false', 'null'].map((word) => Buffer.from(word));
+
+const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= 0x39;
+
+/**
+ * Whether bytes[start, end) are a JSON number, true, false or null. Checked in the bytes: a
+ * string per skipped number (tested by a regular expression) was a twentieth of the bytes a
+ * drain allocated.
+ */
+function isLiteral(bytes: Buffer, start: number, end: number): boolean {
+  const keyword = KEYWORDS.find((word) => word[0] === bytes[start]);
+  if (keyword) return keyword.length === end - start && keyword.every((c, i) => bytes[start + i] === c);
+  let i = start;
+  if (bytes[i] === MINUS) i += 1;
+  if (i >= end) return false;
+  if (bytes[i] === ZERO) i += 1;
+  else if (isDigit(bytes[i])) while (i < end && isDigit(bytes[i])) i += 1;
+  else return false;
+  if (i < end && bytes[i] === DOT) {
+    i += 1;
+    if (i >= end || !isDigit(bytes[i])) return false;
+    while (i < end && isDigit(bytes[i])) i += 1;
+  }
+  if (i < end && (bytes[i] === 0x65 || bytes[i] === 0x45)) {
+    i += 1;
+    if (i < end && (bytes[i] === PLUS || bytes[i] === MINUS)) i += 1;
+    if (i >= end || !isDigit(bytes[i])) return false;
+    while (i < end && isDigit(bytes[i])) i += 1;
+  }
+  return i === end;
+}
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
@@ -177,7 +211,7 @@ export class JsonCursor {
       if (code === COMMA || code === CLOSE_OBJECT || code === CLOSE_ARRAY || isSpace(code)) break;
       end += 1;
     }
-    if (!LITERAL.test(bytes.toString('latin1', start, end))) this.#fail('a value');
+    if (!isLiteral(bytes, start, end)) this.#fail('a value');
     this.#at = end;
     return start;
   }

@@ -108,6 +108,16 @@ describe('JsonCursor', () => {
     expect(members).toEqual([]);
   });
 
+  it('steps over numbers of every form and the three keywords', () => {
+    const text =
+      '{"a": -0.5e-3, "b": 1E+2, "c": 0, "d": -0, "e": 12.25, "f": true, "g": false, "h": null, "i": 7}';
+    const cursor = new JsonCursor(Buffer.from(text));
+    const last: unknown[] = [];
+    cursor.object((key) => (key === 'i' ? last.push(cursor.value()) : cursor.skip()));
+    cursor.end();
+    expect(last).toEqual([7]);
+  });
+
   it.each([
     ['an unterminated string', '{"a": "open}'],
     ['a string whose closing quote is escaped', '{"a": "x\\"}'],
@@ -115,6 +125,13 @@ describe('JsonCursor', () => {
     ['an unclosed skipped object', '{"a": {"b": 1'],
     ['a misspelt literal', '{"a": tru}'],
     ['a number that is not JSON', '{"a": 01}'],
+    ['a lone minus', '{"a": -}'],
+    ['a number ending in its point', '{"a": 1.}'],
+    ['a number starting with its point', '{"a": .5}'],
+    ['a number with a plus sign', '{"a": +1}'],
+    ['an exponent without digits', '{"a": 1e+}'],
+    ['a literal run on into letters', '{"a": nullx}'],
+    ['a literal cut short', '{"a": fals}'],
     ['a missing comma', '{"a": 1 "b": 2}'],
     ['a missing colon', '{"a" 1}'],
     ['a raw line break in a member name', '{"a\nb": 1}'],
