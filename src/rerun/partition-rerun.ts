@@ -34,7 +34,12 @@ export interface RerunHost {
 
 /** The partner state, read in partner id order. */
 export interface StoredPartners {
-  scan(ref: PartitionRef, after: string, limit: number): { partnerId: string; stored: StoredPartner }[];
+  scan(
+    ref: PartitionRef,
+    after: string,
+    limit: number,
+    until?: string,
+  ): { partnerId: string; stored: StoredPartner }[];
 }
 
 export interface PartitionRerunParts {
@@ -166,11 +171,13 @@ export class PartitionRerun {
 
   async #start(at: number): Promise<RerunPartitionProgress> {
     const job = this.#parts.job();
+    const { total, endPartnerId } = await this.#count(job, at);
     return {
       jobId: job.id,
       partition: this.#ref.partition,
-      total: await this.#count(job, at),
+      total,
       lastPartnerId: null,
+      endPartnerId,
       done: false,
       counts: emptyCounts(),
       changes: emptyChanges(),
@@ -190,19 +197,23 @@ export class PartitionRerun {
     return owner ? { owner } : {};
   }
 
-  /** How many partners the job chooses in this partition: what its progress counts towards. */
-  async #count(job: RerunJob, startedAt: number): Promise<number> {
+  /**
+   * How many partners the job chooses in this partition (what its progress counts towards),
+   * and the last partner id there is now, where the share ends.
+   */
+  async #count(job: RerunJob, startedAt: number): Promise<{ total: number; endPartnerId: string }> {
     const filter = fromBefore(job, startedAt);
     let count = 0;
-    for (let after = job.startAfter ?? ''; ;) {
+    let last = job.startAfter ?? '';
+    for (;;) {
       // A partition of millions of partners takes seconds to count: live work goes on between pages.
       await setImmediate();
-      const rows = this.#parts.state.scan(this.#ref, after, SCAN_PAGE);
+      const rows = this.#parts.state.scan(this.#ref, last, SCAN_PAGE);
       for (const row of rows) if (chooses(filter, row.stored)) count += 1;
+      if (rows.length > 0) last = (rows.at(-1) as (typeof rows)[number]).partnerId;
       if (rows.length < SCAN_PAGE) break;
-      after = (rows.at(-1) as (typeof rows)[number]).partnerId;
     }
-    return job.limit === undefined ? count : Math.min(count, job.limit);
+    return { total: job.limit === undefined ? count : Math.min(count, job.limit), endPartnerId: last };
   }
 
   /**
@@ -226,7 +237,12 @@ export class PartitionRerun {
       // event loop 150-350 ms, live records and the quota's timers waiting (benchmark rerun).
       await setImmediate();
       if (this.#abort.signal.aborted) return 'aborted';
-      const rows = this.#parts.state.scan(this.#ref, last ?? job.startAfter ?? '', limit);
+      const rows = this.#parts.state.scan(
+        this.#ref,
+        last ?? job.startAfter ?? '',
+        limit,
+        progress.endPartnerId,
+      );
       for (const row of rows) {
         last = row.partnerId;
         if (!chooses(filter, row.stored)) continue;
@@ -240,9 +256,10 @@ export class PartitionRerun {
 
 /**
  * The job's filter, and only partners last looked up before the share started: one looked up
- * since (by a live record, or by this rerun before a restart) has its fresh match already, and
- * partners new since the start would keep the share from ever reaching its end (the key range
- * is fixed at the start, as in Debezium's and DBLog's chunked snapshots).
+ * since (by a live record, or by this rerun before a restart) has its fresh match already. The
+ * key range is fixed at the start too (`endPartnerId`, as in Debezium's and DBLog's chunked
+ * snapshots): partners new since then were read past, filtered out, at every share's end; only
+ * those whose ids sort inside the range are left to this filter.
  */
 function fromBefore(job: RerunJob, startedAt: number): RerunFilter {
   const since = job.filter.notLookedUpSince;

@@ -92,6 +92,12 @@ export interface RerunPartitionProgress {
   total: number;
   /** The last partner id whose outputs are durable: a restart resumes after it. */
   lastPartnerId: string | null;
+  /**
+   * The partition's greatest partner id when the share started (or where it started, when it
+   * held none after that): the share reads no further. Absent in progress written before it
+   * was kept: the share reads to the partition's end.
+   */
+  endPartnerId?: string;
   done: boolean;
   counts: RerunCounts;
   changes: RerunChanges;

@@ -33,6 +33,7 @@ export class PartitionStore {
   readonly #delete: StatementSync;
   readonly #count: StatementSync;
   readonly #scan: StatementSync;
+  readonly #scanUntil: StatementSync;
   readonly #readCheckpoint: StatementSync;
   readonly #writeCheckpoint: StatementSync;
   /**
@@ -78,6 +79,9 @@ export class PartitionStore {
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
     this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
+    this.#scanUntil = this.#db.prepare(
+      'SELECT id, state FROM partners WHERE id > ? AND id <= ? ORDER BY id LIMIT ?',
+    );
     this.#readCheckpoint = this.#db.prepare('SELECT changelog, offset FROM checkpoint WHERE one = 1');
     this.#writeCheckpoint = this.#db.prepare(
       'INSERT INTO checkpoint (one, changelog, offset) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE SET changelog = excluded.changelog, offset = excluded.offset',
@@ -101,9 +105,14 @@ export class PartitionStore {
     this.#delete.run(partnerId);
   }
 
-  /** Up to `limit` partners in id order, after `after` ('' for the first). */
-  scan(after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
-    return (this.#scan.all(after, limit) as { id: string; state: string }[]).map((row) => ({
+  /**
+   * Up to `limit` partners in id order, after `after` ('' for the first) and, given `until`,
+   * not after it (ids compared as the store orders them).
+   */
+  scan(after: string, limit: number, until?: string): { partnerId: string; stored: StoredPartner }[] {
+    const rows =
+      until === undefined ? this.#scan.all(after, limit) : this.#scanUntil.all(after, until, limit);
+    return (rows as { id: string; state: string }[]).map((row) => ({
       partnerId: row.id,
       stored: JSON.parse(row.state) as StoredPartner,
     }));

@@ -153,11 +153,16 @@ export class PartnerState {
   }
 
   /**
-   * Up to `limit` partners of a held partition in id order, after `after` ('' for the first);
-   * none for a partition not held.
+   * Up to `limit` partners of a held partition in id order, after `after` ('' for the first)
+   * and not after `until` where given; none for a partition not held.
    */
-  scan(ref: PartitionRef, after: string, limit: number): { partnerId: string; stored: StoredPartner }[] {
-    return this.#open.get(keyOf(ref))?.store.scan(after, limit) ?? [];
+  scan(
+    ref: PartitionRef,
+    after: string,
+    limit: number,
+    until?: string,
+  ): { partnerId: string; stored: StoredPartner }[] {
+    return this.#open.get(keyOf(ref))?.store.scan(after, limit, until) ?? [];
   }
 
   /** Ignored for a partition no longer held: its new owner reads the write from the changelog. */

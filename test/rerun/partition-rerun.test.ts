@@ -67,8 +67,8 @@ async function storedPartition(): Promise<PartnerState> {
  * state, and the most pages read in one turn of the event loop (counted by a callback that
  * runs once per turn).
  */
-async function runShare(state: PartnerState, rerunJob: RerunJob) {
-  let rowsRead = 0;
+async function runShare(state: PartnerState, rerunJob: RerunJob, duringFirstChunk: () => void = () => {}) {
+  const idsRead: string[] = [];
   let pagesThisTurn = 0;
   let mostPagesInATurn = 0;
   let turns = setImmediate(function nextTurn() {
@@ -80,6 +80,7 @@ async function runShare(state: PartnerState, rerunJob: RerunJob) {
     partitions: () => [],
     onPartitions: () => () => {},
     rerun: (_ref, _epoch, partners) => {
+      if (chunks.length === 0) duringFirstChunk();
       chunks.push(partners.map(({ partnerId }) => partnerId));
       return partners.map(async () => ({ kind: 'unchanged' as const, outcome: 'NO_MATCH' as const }));
     },
@@ -90,9 +91,9 @@ async function runShare(state: PartnerState, rerunJob: RerunJob) {
       host,
       jobs: memoryJobs(),
       state: {
-        scan: (scanned, after, limit) => {
-          const rows = state.scan(scanned, after, limit);
-          rowsRead += rows.length;
+        scan: (scanned, after, limit, until) => {
+          const rows = state.scan(scanned, after, limit, until);
+          idsRead.push(...rows.map((row) => row.partnerId));
           pagesThisTurn += 1;
           mostPagesInATurn = Math.max(mostPagesInATurn, pagesThisTurn);
           return rows;
@@ -109,7 +110,7 @@ async function runShare(state: PartnerState, rerunJob: RerunJob) {
   } finally {
     clearImmediate(turns);
   }
-  return { chunks, rowsRead, mostPagesInATurn };
+  return { chunks, rowsRead: idsRead.length, idsRead, mostPagesInATurn };
 }
 
 describe('PartitionRerun', () => {
@@ -147,6 +148,29 @@ describe('PartitionRerun', () => {
     );
     expect(chunks.flat()).toHaveLength(PARTNERS / 10);
     expect(mostPagesInATurn).toBe(1);
+  });
+
+  it('regression: a share read every partner stored since it started, after its last one, before it knew it was done', async () => {
+    const state = await storedPartition();
+    const storedSince = (partnerId: string) => {
+      const stored = storedPartner(partnerId);
+      stored.matchedAt = Date.now();
+      state.set(ref, partnerId, stored);
+    };
+    const { chunks, idsRead } = await runShare(state, job({ batchSize: 500 }), () => {
+      // Live records while the share runs: 3,000 new partners whose ids sort after every
+      // stored one, and one inside the range the share covers.
+      for (let i = 0; i < 3_000; i += 1) storedSince(`Q-${String(i).padStart(5, '0')}`);
+      storedSince('P-01000-new');
+    });
+    expect(chunks.flat()).toHaveLength(PARTNERS);
+    expect(chunks.flat().every((partnerId) => partnerId.startsWith('P-') && !partnerId.endsWith('new'))).toBe(
+      true,
+    );
+    // The chunks read the new partner inside the range and leave it out; the 3,000 after the
+    // range's last id are not read at all (every one was, to be filtered out).
+    expect(idsRead).toContain('P-01000-new');
+    expect(idsRead.filter((partnerId) => partnerId.startsWith('Q-'))).toEqual([]);
   });
 
   it('stops each share at the job limit, however large the chunk', async () => {
