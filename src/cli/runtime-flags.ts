@@ -15,9 +15,14 @@ export const RUNTIME_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-pe
  * starts. By default glibc gives each thread that allocates (V8's GC helpers, libuv's
  * pool) an arena of its own, and the freed space of each stays with it: draining 1,000,000
  * records at 4,000 records/s, RSS crept from 254 to 281 MB while the heap stayed near 60 MB.
- * Two arenas: 253 MB (docs/BENCHMARKS.md, `memory`). Also on the shebang line.
+ * Two arenas: 253 MB. glibc also raises the size from which it maps a block of its own to
+ * the largest it has freed (up to 32 MB): after the first Kafka fetch or result page is
+ * freed, blocks of that size come from the arenas and their freed space stays there. A fixed
+ * 256 KiB: 236-238 against 250-253 MB in alternated drains at the same rate (128 KiB cost a
+ * fifth of the throughput in an earlier session). docs/BENCHMARKS.md, `memory`. Also on the
+ * shebang line.
  */
-export const RUNTIME_ENV = { MALLOC_ARENA_MAX: '2' } as const;
+export const RUNTIME_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '262144' } as const;
 
 /** The shebang line of bin/partner-enrich.js: the environment, then node with its flags. */
 export const RUNTIME_SHEBANG = `#!/usr/bin/env -S ${Object.entries(RUNTIME_ENV)
