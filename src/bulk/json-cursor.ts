@@ -27,7 +27,7 @@ const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
-const KEYWORDS = ['true', 'false', 'null'].map((word) => Buffer.from(word));
+const KEYWORDS = ['true', 'false', 'null'];
 
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= 0x39;
 
@@ -37,8 +37,7 @@ const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= 
  * drain allocated.
  */
 function isLiteral(bytes: Buffer, start: number, end: number): boolean {
-  const keyword = KEYWORDS.find((word) => word[0] === bytes[start]);
-  if (keyword) return keyword.length === end - start && keyword.every((c, i) => bytes[start + i] === c);
+  for (const word of KEYWORDS) if (sameAscii(word, bytes, start, end)) return true;
   let i = start;
   if (bytes[i] === MINUS) i += 1;
   if (i >= end) return false;

@@ -106,9 +106,9 @@ export class RerunQuota {
       const asked = this.#turn.then(() => this.#askRoom());
       this.#turn = asked.catch(() => {});
       const answer = await asked;
-      const windowMs = answer?.room.windowMs;
-      if (!answer || windowMs === undefined || this.#phase || answer.at - started >= 2 * windowMs) return;
+      if (!answer || this.#phase) return;
       const { room, at } = answer;
+      if (room.windowMs === undefined || at - started >= 2 * room.windowMs) return;
       await sleep(this.#nextAsk(room, this.#timeLeft(room, at), at));
     }
   }
@@ -264,7 +264,6 @@ export class RerunQuota {
     this.#phase = { earliest: after, latest: by };
   }
 
-  /** Starts the count again when a new window began. */
   /** Asks the service for the window's use and tracks it; undefined where it cannot tell. */
   async #askRoom(): Promise<{ room: QuotaRoom; at: number } | undefined> {
     const now = this.#options.now ?? Date.now;
@@ -276,6 +275,7 @@ export class RerunQuota {
     return { room, at };
   }
 
+  /** Starts the count again when a new window began. */
   #track(room: QuotaRoom, asked: number, at: number): void {
     const serviceUsed = room.max - room.left;
     const dropped = serviceUsed < this.#serviceUsed;
