@@ -32,6 +32,10 @@ export interface OverheadResult {
     brokerForExactlyOnce: Spread;
     raw: Spread;
     brokerForRaw: Spread;
+    /** The part of pipeline, exactlyOnce and raw on V8's helper threads (garbage collection, optimizing compilers); absent in results of earlier versions. */
+    pipelineV8Helpers?: Spread;
+    exactlyOnceV8Helpers?: Spread;
+    rawV8Helpers?: Spread;
   };
   machineBusy: Spread;
   runs: { pipeline: WorkerResult; exactlyOnce: WorkerResult; raw: WorkerResult }[];
@@ -89,6 +93,9 @@ export async function pipelineOverhead(context: BenchContext): Promise<OverheadR
         brokerForExactlyOnce: cpu((r) => r.exactlyOnce, 'brokerCpuMs'),
         raw: cpu((r) => r.raw, 'cpuMs'),
         brokerForRaw: cpu((r) => r.raw, 'brokerCpuMs'),
+        pipelineV8Helpers: cpu((r) => r.pipeline, 'v8HelpersCpuMs'),
+        exactlyOnceV8Helpers: cpu((r) => r.exactlyOnce, 'v8HelpersCpuMs'),
+        rawV8Helpers: cpu((r) => r.raw, 'v8HelpersCpuMs'),
       },
       machineBusy: spread(runs.map((r) => r.pipeline.details.machineBusy ?? 0)),
       runs,

@@ -104,6 +104,15 @@ export function summaryRows(results: Results): Row[] {
         `${ms(c.exactlyOnce)} + ${ms(c.sandboxForExactlyOnce)} + ${ms(c.brokerForExactlyOnce)}`,
       ),
     );
+    if (c.pipelineV8Helpers && c.exactlyOnceV8Helpers && c.rawV8Helpers) {
+      rows.push(
+        row(
+          'overhead',
+          "of which on V8's helper threads (GC, compilers): pipeline; exactly-once; raw",
+          `${ms(c.pipelineV8Helpers)}; ${ms(c.exactlyOnceV8Helpers)}; ${ms(c.rawV8Helpers)}`,
+        ),
+      );
+    }
     rows.push(
       row(
         'overhead',

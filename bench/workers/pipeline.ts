@@ -91,6 +91,7 @@ export async function pipelineRun(
     memory: peaks.series,
     details: {
       cpuMs: cpu?.processMs ?? 0,
+      v8HelpersCpuMs: cpu?.v8HelpersMs ?? 0,
       machineBusy: cpu?.machineBusy ?? 0,
       peakHeapUsedMb: peaks.heapUsedMb,
       peakHeapTotalMb: peaks.heapTotalMb,

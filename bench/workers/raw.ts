@@ -28,5 +28,12 @@ export async function rawPassthrough(
     },
     ready,
   );
-  return { ...run, details: { cpuMs: cpu?.processMs ?? 0, machineBusy: cpu?.machineBusy ?? 0 } };
+  return {
+    ...run,
+    details: {
+      cpuMs: cpu?.processMs ?? 0,
+      v8HelpersCpuMs: cpu?.v8HelpersMs ?? 0,
+      machineBusy: cpu?.machineBusy ?? 0,
+    },
+  };
 }
