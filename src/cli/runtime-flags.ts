@@ -2,13 +2,21 @@
 // quarter of it, up to 4 GB) and lets garbage pile up to that before collecting: draining a
 // backlog on a 24 GB machine, the pipeline's live heap stayed under 50 MB while its RSS
 // stood at 525 MB. A small young generation and a slow growing old one keep the RSS near
-// what is alive, for a few percent of CPU (docs/BENCHMARKS.md, `memory`). They are soft:
-// no hard heap cap that would turn a burst into an out-of-memory crash.
+// what is alive, at the cost of a major GC every 10-12 MB the old generation grows: about
+// half of the CPU per record, most of it marking on V8's helper threads (docs/BENCHMARKS.md,
+// Garbage collection on V8's helper threads). They are soft: no hard heap cap that would
+// turn a burst into an out-of-memory crash. Two helper threads instead of node's four: on
+// two cores the four compete with the main thread and each other, and two did the same
+// marking with about a tenth less CPU per record, for 3-5 MB more at the peak (one: 10 MB).
 //
 // bin/partner-enrich.js carries them on its shebang line (a test keeps the two in step);
 // whoever starts `node src/cli/main.ts` directly passes them (or NODE_OPTIONS), and
 // RUNTIME_ENV below.
-export const RUNTIME_NODE_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=10'] as const;
+export const RUNTIME_NODE_FLAGS = [
+  '--max-semi-space-size=4',
+  '--heap-growing-percent=10',
+  '--v8-pool-size=2',
+] as const;
 
 /**
  * The environment partner-enrich runs with, read by glibc's allocator when the process

@@ -9,7 +9,7 @@ describe('the runtime memory settings', () => {
     )[0];
     expect(shebang).toBe(RUNTIME_SHEBANG);
     expect(shebang).toBe(
-      '#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=262144 node --max-semi-space-size=4 --heap-growing-percent=10',
+      '#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=262144 node --max-semi-space-size=4 --heap-growing-percent=10 --v8-pool-size=2',
     );
   });
 });
