@@ -59,13 +59,30 @@ const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entr
 const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
 const recordKey = (position: SourcePosition): string => `${positionKey(position)}:${position.offset}`;
 
+/** The submission that holds a record: the entry (indexed entries are never changed) and the record's task in it. */
+interface Claim {
+  entry: LedgerEntry;
+  task: LedgerTask;
+}
+
+const submittedTask = ({ entry, task }: Claim): SubmittedTask => ({
+  submissionId: submissionOf(entry),
+  ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
+  ...(entry.paid ? { paid: true } : {}),
+  taskId: task.taskId,
+  hash: task.hash,
+});
+
 export class BulkLedger {
   readonly #store: LedgerStore;
   readonly #now: () => number;
   readonly #entries = new Map<string, LedgerEntry>();
   readonly #bySubmission = new Map<string, Set<string>>();
-  /** Each record's submission, and when that submission's entry was written. */
-  readonly #byRecord = new Map<string, { task: SubmittedTask; writtenAt: number }>();
+  /**
+   * Each record's submission. A claim points into the entry rather than copying it: a
+   * submission is indexed three times (intent, paid intent, bulk) for every record in it.
+   */
+  readonly #byRecord = new Map<string, Claim>();
   readonly #waiters = new Map<string, (() => void)[]>();
   /** Submissions whose bulk is being (or was) recorded, or that are being withdrawn: an intent never overwrites that. */
   readonly #ended = new Set<string>();
@@ -101,7 +118,8 @@ export class BulkLedger {
   }
 
   find(position: SourcePosition): SubmittedTask | undefined {
-    return this.#byRecord.get(recordKey(position))?.task;
+    const claim = this.#byRecord.get(recordKey(position));
+    return claim && submittedTask(claim);
   }
 
   /**
@@ -245,12 +263,12 @@ export class BulkLedger {
     this.#wake(submissionId);
   }
 
+  /** Drops the claims that still point into `entry`. */
   #unindexRecords(entry: LedgerEntry): void {
-    const submissionId = submissionOf(entry);
     for (const task of entry.tasks)
       for (const p of task.positions) {
         const key = recordKey(p);
-        if (this.#byRecord.get(key)?.task.submissionId === submissionId) this.#byRecord.delete(key);
+        if (this.#byRecord.get(key)?.entry === entry) this.#byRecord.delete(key);
       }
   }
 
@@ -263,7 +281,6 @@ export class BulkLedger {
     // A submission goes from intent to recorded bulk, never back: an intent arriving after
     // the record (the follower reading the state topic again from its start) is stale.
     if (previous?.bulkId !== undefined && entry.bulkId === undefined) return;
-    if (previous) this.#unindexRecords(previous);
     this.#entries.set(key, entry);
     const keys = this.#bySubmission.get(submissionId) ?? new Set<string>();
     keys.add(key);
@@ -276,19 +293,13 @@ export class BulkLedger {
         // come in any order), it must not take the records back, or they are looked up again.
         const record = recordKey(position);
         const claim = this.#byRecord.get(record);
-        if (claim && claim.task.submissionId !== submissionId && claim.writtenAt > entry.createdAt) continue;
-        this.#byRecord.set(record, {
-          task: {
-            submissionId,
-            ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
-            ...(entry.paid ? { paid: true } : {}),
-            taskId: task.taskId,
-            hash: task.hash,
-          },
-          writtenAt: entry.createdAt,
-        });
+        if (claim && submissionOf(claim.entry) !== submissionId && claim.entry.createdAt > entry.createdAt)
+          continue;
+        this.#byRecord.set(record, { entry, task });
       }
     }
+    // The records it no longer holds (cut to the quota granted) are free; the others point here now.
+    if (previous && previous !== entry) this.#unindexRecords(previous);
     this.#wake(submissionId);
   }
 
