@@ -52,24 +52,33 @@ export interface CpuUse {
   machineBusy: number;
 }
 
-/** The kernel's clock ticks per second in /proc's per-thread times (USER_HZ, 100 on Linux). */
-const TICKS_PER_SECOND = 100;
+/** The kernel's clock ticks per second in /proc's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS_PER_SECOND = 100;
 
-/** CPU ms (user + system) of this process's threads named V8Worker (node's V8 platform pool). */
+/** CPU ms (user + system) in a `/proc/.../stat` file of a process or thread; undefined when unreadable. */
+function statCpuMs(statPath: string): number | undefined {
+  try {
+    const stat = readFileSync(statPath, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND) * 1000;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU ms of this process's threads named V8Worker (node's V8 platform pool). */
 function v8HelpersMs(): number {
-  let ticks = 0;
+  let ms = 0;
   try {
     for (const task of readdirSync('/proc/self/task')) {
       if (readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim() !== 'V8Worker') continue;
-      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
-      // After the command name in parentheses: state is field 3, utime 14 and stime 15.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ms += statCpuMs(`/proc/self/task/${task}/stat`) ?? 0;
     }
   } catch {
     // not Linux, or a thread that ended meanwhile
   }
-  return (ticks * 1000) / TICKS_PER_SECOND;
+  return ms;
 }
 
 /** Starts measuring CPU use; call the returned function at the end of the interval. */
@@ -138,8 +147,6 @@ export function memorySampler(
   };
 }
 
-const CLOCK_TICKS_PER_SECOND = 100;
-
 /**
  * The local broker's process: the `kafka.Kafka` JVM in the run folder of this process
  * (deploy/local names it after the owner's pid), or of BENCH_BROKER_OWNER_PID when the
@@ -164,24 +171,13 @@ function brokerPid(): number | undefined {
   return undefined;
 }
 
-function processCpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command.
-    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND) * 1000;
-  } catch {
-    return undefined;
-  }
-}
-
 /** CPU ms the local broker uses until the returned function is called; undefined when not found. */
 export function brokerCpuMeter(): () => number | undefined {
   const pid = brokerPid();
-  const start = pid === undefined ? undefined : processCpuMs(pid);
+  const start = pid === undefined ? undefined : statCpuMs(`/proc/${pid}/stat`);
   return () => {
     if (pid === undefined || start === undefined) return undefined;
-    const end = processCpuMs(pid);
+    const end = statCpuMs(`/proc/${pid}/stat`);
     return end === undefined ? undefined : end - start;
   };
 }

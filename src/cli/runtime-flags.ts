@@ -7,7 +7,7 @@
 // Garbage collection on V8's helper threads). They are soft: no hard heap cap that would
 // turn a burst into an out-of-memory crash. Two helper threads instead of node's four: on
 // two cores the four compete with the main thread and each other, and two did the same
-// marking with about a tenth less CPU per record, for 3-5 MB more at the peak (one: 10 MB).
+// marking with about a tenth less CPU per record, for 3-5 MB more at the peak (one helper: 7-14 MB).
 //
 // bin/partner-enrich.js carries them on its shebang line (a test keeps the two in step);
 // whoever starts `node src/cli/main.ts` directly passes them (or NODE_OPTIONS), and
