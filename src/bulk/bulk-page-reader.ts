@@ -9,8 +9,8 @@ import { JsonCursor } from './json-cursor.ts';
 
 type Status = Schemas['BulkLookup']['status'];
 
-const details = (status: Status | null | undefined): { message?: string } =>
-  status?.details?.length ? { message: JSON.stringify(status.details) } : {};
+const detailsText = (status: Status | null | undefined): string | undefined =>
+  status?.details?.length ? JSON.stringify(status.details) : undefined;
 
 /** Business partner members' inner fields are not shown in the spec; names[].value is the v3 shape. */
 function firstName(names: unknown): string | undefined {
@@ -24,22 +24,28 @@ function readCandidate(cursor: JsonCursor): BulkCandidate {
   let dataSource: string | undefined;
   let name: string | undefined;
   cursor.object((key) => {
-    if (key === 'svcId') svcId = (cursor.value() as string | null) ?? '';
+    if (key === 'svcId') svcId = cursor.string() ?? '';
     else if (key === 'score') score = (cursor.value() as number | null) ?? 0;
     else if (key === 'dataSource')
-      dataSource = (cursor.value() as { aleiPrefix?: string } | null)?.aleiPrefix;
+      cursor.object((field) =>
+        field === 'aleiPrefix' ? (dataSource = cursor.string() ?? undefined) : cursor.skip(),
+      );
     else if (key === 'businessPartner') {
       cursor.object((field) => (field === 'names' ? (name = firstName(cursor.value())) : cursor.skip()));
     } else cursor.skip();
   });
-  return { svcId, score, ...(dataSource ? { dataSource } : {}), ...(name === undefined ? {} : { name }) };
+  // Members set one by one: spreads of optional members built two objects more per candidate.
+  const candidate: BulkCandidate = { svcId, score };
+  if (dataSource) candidate.dataSource = dataSource;
+  if (name !== undefined) candidate.name = name;
+  return candidate;
 }
 
 function readGoldenRecord(cursor: JsonCursor): BulkTaskResult['goldenRecord'] {
   let svcId: string | undefined;
   let json = '{}';
   cursor.object((key) => {
-    if (key === 'svcId') svcId = (cursor.value() as string | null) ?? undefined;
+    if (key === 'svcId') svcId = cursor.string() ?? undefined;
     else if (key === 'businessPartner') {
       const text = cursor.raw();
       if (text !== 'null') json = text;
@@ -54,19 +60,17 @@ function readTaskResult(cursor: JsonCursor): BulkTaskResult {
   const candidates: BulkCandidate[] = [];
   let goldenRecord: BulkTaskResult['goldenRecord'];
   cursor.object((key) => {
-    if (key === 'taskId') taskId = cursor.value() as string;
+    if (key === 'taskId') taskId = cursor.string() ?? '';
     else if (key === 'status') status = cursor.value() as Status | null;
     else if (key === 'values') cursor.array(() => candidates.push(readCandidate(cursor)));
     else if (key === 'goldenRecord') goldenRecord = readGoldenRecord(cursor);
     else cursor.skip();
   });
-  return {
-    taskId,
-    status: status?.code ?? 'OK',
-    ...details(status),
-    candidates,
-    ...(goldenRecord ? { goldenRecord } : {}),
-  };
+  const result: BulkTaskResult = { taskId, status: status?.code ?? 'OK', candidates };
+  const message = detailsText(status);
+  if (message !== undefined) result.message = message;
+  if (goldenRecord) result.goldenRecord = goldenRecord;
+  return result;
 }
 
 /** Reads a result page from its bytes; throws a SyntaxError when they are not the JSON of an object. */
@@ -79,20 +83,17 @@ export function readBulkPage(body: Buffer): BulkPage {
   let nextStartAfter: string | undefined;
   const results: BulkTaskResult[] = [];
   cursor.object((key) => {
-    if (key === 'id') id = (cursor.value() as string | null) ?? '';
+    if (key === 'id') id = cursor.string() ?? '';
     else if (key === 'status') status = cursor.value() as Status | null;
     else if (key === 'progress') progress = (cursor.value() as number | null) ?? 0;
-    else if (key === 'nextStartAfter') nextStartAfter = (cursor.value() as string | null) || undefined;
+    else if (key === 'nextStartAfter') nextStartAfter = cursor.string() || undefined;
     else if (key === 'results') cursor.array(() => results.push(readTaskResult(cursor)));
     else cursor.skip();
   });
   cursor.end();
-  return {
-    id,
-    status: status?.code ?? 'RUNNING',
-    progress,
-    results,
-    ...(nextStartAfter ? { nextStartAfter } : {}),
-    ...details(status),
-  };
+  const page: BulkPage = { id, status: status?.code ?? 'RUNNING', progress, results };
+  if (nextStartAfter) page.nextStartAfter = nextStartAfter;
+  const message = detailsText(status);
+  if (message !== undefined) page.message = message;
+  return page;
 }

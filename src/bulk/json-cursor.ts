@@ -158,6 +158,28 @@ export class JsonCursor {
     return JSON.parse(this.raw());
   }
 
+  /**
+   * The string here, or null. A plain ASCII one (no escapes) is taken from the bytes as it is:
+   * one string, where value() decodes the span and JSON.parse builds a second.
+   */
+  string(): string | null {
+    if (this.#null()) return null;
+    if (this.#peek() !== QUOTE) this.#fail('a string');
+    const bytes = this.#bytes;
+    const start = this.#at;
+    let i = start + 1;
+    for (; i < bytes.length; i += 1) {
+      const c = bytes[i] as number;
+      if (c === QUOTE) {
+        this.#at = i + 1;
+        return bytes.toString('latin1', start + 1, i);
+      }
+      if (c === BACKSLASH || c >= 0x80 || c < 0x20) break;
+    }
+    this.#at = this.#stringEnd(start);
+    return JSON.parse(bytes.toString('utf8', start, this.#at)) as string;
+  }
+
   /** The text of the value here, as written. */
   raw(): string {
     const start = this.#skip();
@@ -184,18 +206,18 @@ export class JsonCursor {
     }
     if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       const closers = this.#closers;
-      closers.length = 0;
+      let depth = 0;
       for (let i = start; i < bytes.length;) {
         const code = bytes[i];
         if (code === QUOTE) {
           i = this.#stringEnd(i);
           continue;
         }
-        if (code === OPEN_OBJECT) closers.push(CLOSE_OBJECT);
-        else if (code === OPEN_ARRAY) closers.push(CLOSE_ARRAY);
+        if (code === OPEN_OBJECT) closers[depth++] = CLOSE_OBJECT;
+        else if (code === OPEN_ARRAY) closers[depth++] = CLOSE_ARRAY;
         else if (code === CLOSE_OBJECT || code === CLOSE_ARRAY) {
-          if (closers.pop() !== code) this.#fail('a matching bracket', i);
-          if (closers.length === 0) {
+          if (closers[--depth] !== code) this.#fail('a matching bracket', i);
+          if (depth === 0) {
             this.#at = i + 1;
             return start;
           }

@@ -101,6 +101,25 @@ describe('JsonCursor', () => {
     expect(keys).toEqual(['Aa', 'BB', 'BB', 'Aa', 'BB']);
   });
 
+  it('reads a string as JSON.parse does (plain, escaped, not ASCII) and null as null; refuses any other value', () => {
+    const strings = [
+      '',
+      'OPENREG:GB-SC643903',
+      'quote " inside',
+      'back\\slash',
+      'é ü 中文 😀',
+      'line\nbreak',
+      '\u0000',
+    ];
+    const cursor = new JsonCursor(Buffer.from(JSON.stringify([...strings, null])));
+    const read: unknown[] = [];
+    cursor.array(() => read.push(cursor.string()));
+    cursor.end();
+    expect(read).toEqual([...strings, null]);
+    for (const text of ['1', 'true', '{}', '[]', '"open'])
+      expect(() => new JsonCursor(Buffer.from(text)).string(), text).toThrow(SyntaxError);
+  });
+
   it('takes null where an object or an array is asked for as one without members', () => {
     const members: string[] = [];
     new JsonCursor(Buffer.from('null')).object((key) => members.push(key));
