@@ -125,6 +125,17 @@ describe('toJsonRecord', () => {
     const error = mappingError(partner({ legalForm: 'y'.repeat(300) }));
     expect(error.details).toEqual({ path: 'legalForm', length: 300, limit: TASK_LIMITS.maxFieldLength });
   });
+  it("regression: an error's path indexes the record's own list, blank items counted (it indexed the non-blank ones)", () => {
+    const long = 'x'.repeat(TASK_LIMITS.maxFieldLength + 1);
+    expect(mappingError(partner({ names: ['', ' ', long] })).details).toMatchObject({ path: 'names[2]' });
+    const identifiers = [
+      { type: 'LEI', value: ' ', country: null },
+      { type: long, value: 'V-1', country: null },
+    ];
+    expect(mappingError(partner({ identifiers })).details).toMatchObject({ path: 'identifiers[1].type' });
+    const addresses = [ADDRESS, { ...ADDRESS, country: 'Germany' }];
+    expect(mappingError(partner({ addresses })).details).toEqual({ path: 'addresses[1].country' });
+  });
 });
 
 describe('contentHash', () => {
@@ -134,5 +145,22 @@ describe('contentHash', () => {
     const c = contentHash(toJsonRecord(partner({ names: ['Other'] })));
     expect(a).toBe(b);
     expect(a).not.toBe(c);
+  });
+
+  it('is the hash earlier versions stored for the same record (skip-unchanged compares with it)', () => {
+    const record = partner({
+      names: ['', ' Muster Maschinenbau ', 'Zweitname'],
+      addresses: [
+        ADDRESS,
+        { town: 'Berlin', street: null, houseNumber: null, postCode: null, region: null, country: null },
+      ],
+      identifiers: [
+        { type: 'DE_HRB', value: 'HRB 12345', country: 'DE' },
+        { type: 'LEI', value: ' ', country: null },
+        { type: 'LEI', value: '5493001KJTIIGC8Y1R12', country: null },
+      ],
+    });
+    // Computed by the mapping of b44714d: members in the same order, the same trimming.
+    expect(contentHash(toJsonRecord(record))).toBe('Oq52C_mx_OJ9KqDOJXKHBwkf79dmqREr');
   });
 });
