@@ -12,7 +12,7 @@ export interface Exchange {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body?: string;
+  body?: string | Buffer;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   dispatcher?: Dispatcher | undefined;

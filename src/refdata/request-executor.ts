@@ -19,6 +19,7 @@ import {
 import type { OperationDescriptor, ReferenceDataDocument } from './openapi-document.ts';
 import type { ResolvedClientOptions } from './options.ts';
 import type { CallOptions } from './operation-types.ts';
+import { jsonBytes } from './json-bytes.ts';
 import type { Redactor } from './redactor.ts';
 import type { RequestParts, RequestValidator } from './request-validator.ts';
 import { nextRetryDelayMs } from './retry-policy.ts';
@@ -180,7 +181,10 @@ function buildUrl(root: string, pathTemplate: string, parts: RequestParts): stri
   return `${root.replace(/\/+$/, '')}${path}${search}`;
 }
 
-function encodeBody(operation: OperationDescriptor, body: unknown): { body?: string; contentType?: string } {
+function encodeBody(
+  operation: OperationDescriptor,
+  body: unknown,
+): { body?: string | Buffer; contentType?: string } {
   if (!operation.requestBody || body === undefined) return {};
   const { contentType } = operation.requestBody;
   if (contentType === 'application/x-www-form-urlencoded') {
@@ -190,7 +194,7 @@ function encodeBody(operation: OperationDescriptor, body: unknown): { body?: str
     ]);
     return { body: new URLSearchParams(form).toString(), contentType };
   }
-  return { body: JSON.stringify(body), contentType };
+  return { body: jsonBytes(body), contentType };
 }
 
 function stringHeaders(headers: RequestParts['headers']): Record<string, string> {
