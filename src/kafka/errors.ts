@@ -6,6 +6,13 @@ export const SINK_ERROR_CODES = [
    * details: output, bytes, limit. Not retried: the same record gives the same message.
    */
   'OUTPUT_TOO_LARGE',
+  /**
+   * The broker refused a record batch as larger than its topic accepts, though each batch was
+   * cut to the max.message.bytes read at start: the topic's limit (or the broker's
+   * message.max.bytes) was lowered since. Fatal: `run` exits 1, the restart reads the current
+   * limits and dead-letters what can no longer fit (OUTPUT_TOO_LARGE); nothing is committed.
+   */
+  'OUTPUT_REFUSED_AS_TOO_LARGE',
 ] as const;
 
 export type SinkErrorCode = (typeof SINK_ERROR_CODES)[number];
@@ -45,3 +52,16 @@ export class KafkaError extends PartnerEnrichError<KafkaErrorCode> {
     super(code, message, { ...options, canRetry: code === 'KAFKA_UNAVAILABLE' });
   }
 }
+
+type Wrapping = { type?: unknown; message?: unknown; cause?: unknown; originalError?: unknown };
+
+/** Whether `error`, or an error it wraps (kafkajs's `cause` and `originalError`), passes `test`. */
+export function anyCause(error: unknown, test: (error: Wrapping) => boolean): boolean {
+  for (let e = error as Wrapping | undefined; e; e = (e.originalError ?? e.cause) as Wrapping | undefined)
+    if (test(e)) return true;
+  return false;
+}
+
+/** Whether `error` or one it wraps is a broker error of one of `types` (kafkajs's names, such as MESSAGE_TOO_LARGE). */
+export const isBrokerError = (error: unknown, types: ReadonlySet<string>): boolean =>
+  anyCause(error, (e) => typeof e.type === 'string' && types.has(e.type));

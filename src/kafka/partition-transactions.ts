@@ -12,7 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import { KafkaError } from './errors.ts';
+import { anyCause, isBrokerError, KafkaError } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
 
@@ -35,20 +35,14 @@ export const transactionalId = (groupId: string, ref: PartitionRef): string =>
 const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
 
 /** Whether `error` (or what it wraps) says the producer was fenced. */
-function isFenced(error: unknown): boolean {
-  for (let e = error as { type?: string; cause?: unknown; originalError?: unknown } | undefined; e;) {
-    if (typeof e.type === 'string' && FENCED.has(e.type)) return true;
-    // kafkajs knows no code 90 (PRODUCER_FENCED, newer brokers' answer) and wraps some errors.
-    if (
-      /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|Unknown error code 90\b|with an old epoch/.test(
-        String((e as Error).message),
-      )
-    )
-      return true;
-    e = (e.originalError ?? e.cause) as typeof e;
-  }
-  return false;
-}
+const isFenced = (error: unknown): boolean =>
+  isBrokerError(error, FENCED) ||
+  // kafkajs knows no code 90 (PRODUCER_FENCED, newer brokers' answer) and wraps some errors.
+  anyCause(error, (e) =>
+    /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|Unknown error code 90\b|with an old epoch/.test(
+      String(e.message),
+    ),
+  );
 
 /**
  * How often AddOffsetsToTxn is asked again while the coordinator still ends the previous

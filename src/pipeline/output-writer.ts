@@ -177,4 +177,6 @@ const isTooLarge = (error: unknown): error is PartnerEnrichError =>
 const outputFailed = (error: unknown): PipelineError =>
   new PipelineError('PIPELINE_OUTPUT_FAILED', `outputs could not be written: ${(error as Error).message}`, {
     cause: error,
+    // The log shows the error's own members only: the sink's code would be lost in the cause.
+    details: isPartnerEnrichError(error) ? { causeCode: error.code } : {},
   });

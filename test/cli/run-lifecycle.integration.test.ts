@@ -13,7 +13,7 @@ import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv, startCli } from '../support/cli.ts';
 import { createTopicsFor, partnerEncoder, produce, testTopics } from '../support/enrichment.ts';
-import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
+import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
 interface Running {
@@ -161,15 +161,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(await statusOf(`${base}/healthz`)).toBe(200);
 
     // No match result fits into 64 bytes: every output write now fails for good.
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.alterConfigs({
-      validateOnly: false,
-      resources: [
-        { type: 2, name: topics.matches, configEntries: [{ name: 'max.message.bytes', value: '64' }] },
-      ],
-    });
-    await admin.disconnect();
+    await setTopicLimit(kafka, topics.matches, 64);
     const encode = await partnerEncoder(schemaRegistry(), topics.input);
     await produce(
       kafka,
@@ -178,6 +170,8 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     );
 
     await eventually(() => running.logs().includes('PIPELINE_OUTPUT_FAILED'), 60_000, 'the output failure');
+    // Cut to the limit read at start, the batch was refused by the broker: said as such.
+    expect(running.logs()).toContain('"causeCode":"OUTPUT_REFUSED_AS_TOO_LARGE"');
     expect(await statusOf(`${base}/healthz`)).not.toBe(200);
     const code = await exitWithin(running, 30_000);
     expect(code, running.logs()).toBe(1);

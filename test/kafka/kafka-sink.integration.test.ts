@@ -15,7 +15,7 @@ import {
 } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { readAll } from '../support/enrichment.ts';
-import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
 const LIMIT = 64 * 1024;
@@ -228,6 +228,25 @@ describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
     await expect(sink.send([at(largest + 1)])).rejects.toMatchObject({ code: 'OUTPUT_TOO_LARGE' });
     await sink.send([at(largest)]);
     expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual([`edge${largest}`]);
+  });
+
+  it("regression: a topic's limit lowered after connect: the broker's refusal says so (OUTPUT_REFUSED_AS_TOO_LARGE, it was kafkajs's MESSAGE_TOO_LARGE), a sink connected anew refuses the message itself", async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    await setTopicLimit(out.kafka, out.topics.deadLetters, 16 * 1024);
+    const error = await sink.send([deadLetter('P-1', 'mid', 20_000)]).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'OUTPUT_REFUSED_AS_TOO_LARGE',
+      canRetry: false,
+      details: { limits: { [out.topics.deadLetters]: LIMIT } },
+    });
+    expect((error as Error).message).toContain(out.topics.deadLetters);
+    const restarted = await out.sink();
+    await expect(restarted.send([deadLetter('P-1', 'mid', 20_000)])).rejects.toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      details: { limit: 16 * 1024 },
+    });
+    expect(await readAll(out.kafka, out.topics.deadLetters)).toEqual([]);
   });
 
   it('takes an explicit record batch limit instead of the topics own (maxMessageBytes)', async () => {

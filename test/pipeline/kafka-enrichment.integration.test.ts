@@ -19,7 +19,7 @@ import {
   testTopics,
   waitForFinished,
 } from '../support/enrichment.ts';
-import { kafkaClient } from '../support/kafka.ts';
+import { kafkaClient, setTopicLimit } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
 const SEED = 7;
@@ -323,29 +323,7 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
             await deleteSubject(`${t}-value`);
         },
       );
-      const admin = kafka.admin();
-      await admin.connect();
-      await admin.alterConfigs({
-        validateOnly: false,
-        resources: [
-          {
-            type: 2,
-            name: topics.storage,
-            configEntries: [{ name: 'max.message.bytes', value: String(STORAGE_LIMIT) }],
-          },
-        ],
-      });
-      // The broker answers describeConfigs with the new limit a moment after alterConfigs
-      // returns; a pipeline started before that reads the old one (1 in 6 CI runs).
-      for (let limit = ''; limit !== String(STORAGE_LIMIT);) {
-        const { resources } = await admin.describeConfigs({
-          includeSynonyms: false,
-          resources: [{ type: 2, name: topics.storage, configNames: ['max.message.bytes'] }],
-        });
-        limit = resources[0]?.configEntries[0]?.configValue ?? '';
-        if (limit !== String(STORAGE_LIMIT)) await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      await admin.disconnect();
+      await setTopicLimit(kafka, topics.storage, STORAGE_LIMIT);
       const encode = await partnerEncoder(schemaRegistry(), topics.input);
       const partners = [
         ...[1, 2, 3].map((i) => valid(i)),

@@ -45,3 +45,29 @@ export async function eventually(
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/**
+ * Sets a topic's max.message.bytes; resolves once the broker answers describeConfigs with it
+ * (a moment after alterConfigs returns: a client reading it before gets the old one).
+ */
+export async function setTopicLimit(kafka: Kafka, topic: string, bytes: number): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const entry = { name: 'max.message.bytes', value: String(bytes) };
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: 2, name: topic, configEntries: [entry] }],
+    });
+    for (let limit = ''; limit !== entry.value;) {
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: 2, name: topic, configNames: [entry.name] }],
+      });
+      limit = resources[0]?.configEntries[0]?.configValue ?? '';
+      if (limit !== entry.value) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await admin.disconnect();
+  }
+}
