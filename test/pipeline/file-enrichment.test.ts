@@ -9,7 +9,9 @@ import { loadConfig } from '../../src/config/index.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { bulkAuditEntry, contentKey } from '../../src/sandbox/state/bulk-audit.ts';
 import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
+import { toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 
 const dataset = generateDataset({ organizations: 500, seed: 5 });
@@ -71,6 +73,8 @@ describe('the pipeline, per partner', () => {
     expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated', 'BusinessPartnerUpdated']);
     // v1 alone, then the re-send and v2 coalesced into one lookup of v2's content.
     expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(2);
+    const asked = [...sandbox.state.bulks.all()].slice(-2).flatMap((bulk) => bulkAuditEntry(bulk).tasks);
+    expect(asked.map((task) => task.contentKey)).toEqual([v1, v2].map((v) => contentKey(toJsonRecord(v))));
     expect(summary.quotaConsumed).toBe(2);
     expect(matches[0]?.outcome).toBe('MATCH');
   });
