@@ -57,12 +57,41 @@ const OWNER_CHECK_MS = 2_000;
 
 const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
 const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
-const recordKey = (position: SourcePosition): string => `${positionKey(position)}:${position.offset}`;
 
 /** The submission that holds a record: the entry (indexed entries are never changed) and the record's task in it. */
 interface Claim {
   entry: LedgerEntry;
   task: LedgerTask;
+}
+
+/**
+ * Each record's claim, by topic, partition and offset: a key string per record on each of a
+ * submission's three saves was a tenth of what the ledger allocated.
+ */
+class Claims {
+  readonly #topics = new Map<string, Map<number, Map<number, Claim>>>();
+
+  get(position: SourcePosition): Claim | undefined {
+    return this.#topics.get(position.topic)?.get(position.partition)?.get(position.offset);
+  }
+
+  set(position: SourcePosition, claim: Claim): void {
+    let partitions = this.#topics.get(position.topic);
+    if (!partitions) this.#topics.set(position.topic, (partitions = new Map()));
+    let offsets = partitions.get(position.partition);
+    if (!offsets) partitions.set(position.partition, (offsets = new Map()));
+    offsets.set(position.offset, claim);
+  }
+
+  delete(position: SourcePosition): void {
+    const partitions = this.#topics.get(position.topic);
+    const offsets = partitions?.get(position.partition);
+    if (!partitions || !offsets) return;
+    offsets.delete(position.offset);
+    if (offsets.size > 0) return;
+    partitions.delete(position.partition);
+    if (partitions.size === 0) this.#topics.delete(position.topic);
+  }
 }
 
 const submittedTask = ({ entry, task }: Claim): SubmittedTask => ({
@@ -82,7 +111,7 @@ export class BulkLedger {
    * Each record's submission. A claim points into the entry rather than copying it: a
    * submission is indexed three times (intent, paid intent, bulk) for every record in it.
    */
-  readonly #byRecord = new Map<string, Claim>();
+  readonly #byRecord = new Claims();
   readonly #waiters = new Map<string, (() => void)[]>();
   /** Submissions whose bulk is being (or was) recorded, or that are being withdrawn: an intent never overwrites that. */
   readonly #ended = new Set<string>();
@@ -118,7 +147,7 @@ export class BulkLedger {
   }
 
   find(position: SourcePosition): SubmittedTask | undefined {
-    const claim = this.#byRecord.get(recordKey(position));
+    const claim = this.#byRecord.get(position);
     return claim && submittedTask(claim);
   }
 
@@ -266,10 +295,7 @@ export class BulkLedger {
   /** Drops the claims that still point into `entry`. */
   #unindexRecords(entry: LedgerEntry): void {
     for (const task of entry.tasks)
-      for (const p of task.positions) {
-        const key = recordKey(p);
-        if (this.#byRecord.get(key)?.entry === entry) this.#byRecord.delete(key);
-      }
+      for (const p of task.positions) if (this.#byRecord.get(p)?.entry === entry) this.#byRecord.delete(p);
   }
 
   #index(entry: LedgerEntry): void {
@@ -291,11 +317,10 @@ export class BulkLedger {
         // died stays in the state topic after another submission adopted its records (until
         // they are committed): read after that submission's bulk (state topic partitions
         // come in any order), it must not take the records back, or they are looked up again.
-        const record = recordKey(position);
-        const claim = this.#byRecord.get(record);
+        const claim = this.#byRecord.get(position);
         if (claim && submissionOf(claim.entry) !== submissionId && claim.entry.createdAt > entry.createdAt)
           continue;
-        this.#byRecord.set(record, { entry, task });
+        this.#byRecord.set(position, { entry, task });
       }
     }
     // The records it no longer holds (cut to the quota granted) are free; the others point here now.
