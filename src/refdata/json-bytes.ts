@@ -1,9 +1,9 @@
 // A request body's JSON as bytes. JSON.stringify of a 500-task bulk body is one string of
-// 300-600 KB: V8 puts a string that large straight into the old generation (two bytes per
-// character once any character is beyond Latin-1), where only a major GC frees it, and undici
-// encodes it to bytes once more. Here the members of the body's objects and the items of its
-// arrays are stringified one by one, each a small string the young generation collects, and
-// written into one Buffer.
+// 300-600 KB (two bytes per character once any character is beyond Latin-1) that lives as long
+// as its request: long enough to outlive V8's young generation, so only a major GC frees it;
+// and undici encodes it to bytes once more. Here the members of the body's objects and the
+// items of its arrays are stringified one by one, each a small string the young generation
+// collects, and written into one Buffer.
 
 /** Objects and arrays down to this depth are written member by member; deeper ones whole. */
 const SPLIT_DEPTH = 2;
@@ -70,10 +70,10 @@ export function jsonBytes(value: unknown): Buffer {
       const member = item[key];
       // Asked first: a member JSON.stringify leaves out must not leave its name behind.
       const text =
-        depth + 1 >= SPLIT_DEPTH || !isPlain(member) ? (JSON.stringify(member) as string | undefined) : '';
+        depth + 1 >= SPLIT_DEPTH || !isPlain(member) ? (JSON.stringify(member) as string | undefined) : null;
       if (text === undefined) continue;
       add(`${comma}${JSON.stringify(key)}:`);
-      if (text === '') write(member, depth + 1);
+      if (text === null) write(member, depth + 1);
       else add(text);
       comma = ',';
     }
