@@ -6,9 +6,9 @@
 //
 // It walks the UTF-8 bytes, not a decoded string: JSON's structure is ASCII and no byte of a
 // multi-byte UTF-8 sequence is below 0x80, so brackets, quotes and commas are found in the bytes
-// as they are. A page decoded whole is a megabyte string that V8 puts straight into the old
-// generation, which the memory flags make the GC collect often; only the spans read are
-// decoded here, each a string of its own.
+// as they are. A page decoded whole is a megabyte string, alive while the page is read and
+// promoted whole when a scavenge comes meanwhile (V8 allocates it in its young large-object
+// space); only the spans read are decoded here, each a string of its own.
 //
 // What is read goes through JSON.parse (a string with escapes, a number, a small object), so
 // its values are exactly what JSON.parse gives. What is stepped over is checked for balanced
