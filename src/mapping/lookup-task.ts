@@ -35,9 +35,8 @@ const present = (value: string | null | undefined): value is string =>
   typeof value === 'string' && value.trim().length > 0;
 
 /**
- * Where a value is in the PartnerRecord (`names[1]`, `addresses[0].town`), spelled out only
- * for an error: built for every field of every record, the paths were a tenth of the bytes
- * the mapping allocated.
+ * Where a value is in the PartnerRecord (`names[1]`, `addresses[0].town`): spelled out only
+ * for an error, not for every field of every record.
  */
 const pathOf = (list: string, index?: number, member?: string): string =>
   `${list}${index === undefined ? '' : `[${index}]`}${member === undefined ? '' : `.${member}`}`;
@@ -87,11 +86,10 @@ function formattedName(name: string, legalForm: string | null): string {
   return name.toLowerCase().endsWith(form.toLowerCase()) ? name : `${name} ${form}`;
 }
 
-function postalAddress(
-  address: PartnerRecord['addresses'][number],
-  i: number,
-): JsonRecord['addressData'][number]['organizationPostalAddress'] {
-  const postal: JsonRecord['addressData'][number]['organizationPostalAddress'] = {};
+type PostalAddress = JsonRecord['addressData'][number]['organizationPostalAddress'];
+
+function postalAddress(address: PartnerRecord['addresses'][number], i: number): PostalAddress {
+  const postal: PostalAddress = {};
   if (present(address.country))
     postal.country = { code: checkCountry(address.country, 'addresses', i, 'country') };
   if (present(address.postCode)) postal.postCode = checkLength(address.postCode, 'addresses', i, 'postCode');
