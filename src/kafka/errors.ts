@@ -9,8 +9,9 @@ export const SINK_ERROR_CODES = [
   /**
    * The broker refused a record batch as larger than its topic accepts, though each batch was
    * cut to the max.message.bytes read at start: the topic's limit (or the broker's
-   * message.max.bytes) was lowered since. Fatal: `run` exits 1, the restart reads the current
-   * limits and dead-letters what can no longer fit (OUTPUT_TOO_LARGE); nothing is committed.
+   * message.max.bytes) was lowered since. Fatal (exactly-once too: the transaction is aborted):
+   * `run` exits 1, the restart reads the current limits and dead-letters what can no longer fit
+   * (OUTPUT_TOO_LARGE); nothing is committed. details: limits (those read at start).
    */
   'OUTPUT_REFUSED_AS_TOO_LARGE',
 ] as const;
@@ -65,3 +66,26 @@ export function anyCause(error: unknown, test: (error: Wrapping) => boolean): bo
 /** Whether `error` or one it wraps is a broker error of one of `types` (kafkajs's names, such as MESSAGE_TOO_LARGE). */
 export const isBrokerError = (error: unknown, types: ReadonlySet<string>): boolean =>
   anyCause(error, (e) => typeof e.type === 'string' && types.has(e.type));
+
+/** The broker's refusals of a record batch over max.message.bytes (a batch, or a request's batches). */
+const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
+
+/**
+ * OUTPUT_REFUSED_AS_TOO_LARGE when `error` is the broker's refusal of a batch cut to the
+ * limits read at start (`limit`), for a request that carried `topics`; undefined otherwise.
+ */
+export function refusedAsTooLarge(
+  error: unknown,
+  topics: Iterable<string>,
+  limit: (topic: string) => number,
+): SinkError | undefined {
+  if (!isBrokerError(error, TOO_LARGE)) return undefined;
+  const names = [...new Set(topics)];
+  const limits = Object.fromEntries(names.map((topic) => [topic, limit(topic)]));
+  return new SinkError(
+    'OUTPUT_REFUSED_AS_TOO_LARGE',
+    `the broker refused a record batch as too large for ${names.join(', ')}: max.message.bytes ` +
+      `was lowered below the limits read at start (${JSON.stringify(limits)}); a restart reads them again`,
+    { cause: error, details: { limits } },
+  );
+}

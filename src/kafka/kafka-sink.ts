@@ -14,11 +14,8 @@ import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
-import { isBrokerError, SinkError } from './errors.ts';
+import { refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
-
-/** The broker's refusals of a record batch over max.message.bytes (a batch, or a request's batches). */
-const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
 export interface KafkaSinkOptions {
   topics: Record<OutputName, string>;
@@ -179,9 +176,17 @@ export class KafkaSink implements OutputSink {
         });
       } catch (error) {
         // The rest of a failed caller's messages is not sent: it is told to write them again.
-        const failure = isBrokerError(error, TOO_LARGE)
-          ? this.#refusedAsTooLarge(chunk, error)
-          : (error as Error);
+        // A refusal as too large is not retried here: kafkajs has taken back the sequence
+        // numbers of the whole request, also of partitions whose batches the broker appended,
+        // and a request built again under the new limits could be taken for those (dropped as
+        // a duplicate) or refused as out of order. The restart reads the limits again and
+        // finds what was written (the storage record).
+        const failure =
+          refusedAsTooLarge(
+            error,
+            chunk.map(({ encoded }) => encoded.topic),
+            (topic) => this.limit(topic),
+          ) ?? (error as Error);
         for (const { pending } of chunk) settle(pending, failure);
         continue;
       }
@@ -190,24 +195,6 @@ export class KafkaSink implements OutputSink {
         if (pending.acked === pending.messages.length) settle(pending);
       }
     }
-  }
-
-  /**
-   * The broker refused a batch cut to the limits read at connect: a limit was lowered since.
-   * Not retried here: kafkajs has taken back the sequence numbers of the whole request, also
-   * of partitions whose batches the broker appended, and a request built again under the new
-   * limits could be taken for those (dropped as a duplicate) or refused as out of order. The
-   * restart reads the limits again and finds what was written (the storage record).
-   */
-  #refusedAsTooLarge(chunk: Chunk, cause: unknown): SinkError {
-    const topics = [...new Set(chunk.map(({ encoded }) => encoded.topic))];
-    const limits = Object.fromEntries(topics.map((topic) => [topic, this.limit(topic)]));
-    return new SinkError(
-      'OUTPUT_REFUSED_AS_TOO_LARGE',
-      `the broker refused a record batch as too large for ${topics.join(', ')}: max.message.bytes ` +
-        `was lowered below the limits read at start (${JSON.stringify(limits)}); a restart reads them again`,
-      { cause, details: { limits } },
-    );
   }
 
   /**

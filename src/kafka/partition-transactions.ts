@@ -12,7 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import { anyCause, isBrokerError, KafkaError } from './errors.ts';
+import { anyCause, isBrokerError, KafkaError, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
 
@@ -107,7 +107,8 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
   /**
    * One transaction: `messages`, then `offset` committed for the consumer group, then the
    * commit. Rejects with TRANSACTION_FENCED (nothing of it is visible; the partition is no
-   * longer this member's) or TRANSACTION_FAILED.
+   * longer this member's), OUTPUT_REFUSED_AS_TOO_LARGE (a topic's limit was lowered since
+   * start) or TRANSACTION_FAILED.
    */
   commit(ref: PartitionRef, messages: Encoded[], offset: Committable): Promise<void> {
     const owned = this.#owned.get(keyOf(ref));
@@ -161,7 +162,13 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
       // Aborting tells read_committed consumers at once; a fenced producer cannot (its
       // successor's start aborted the transaction already).
       if (transaction?.isActive() && !isFenced(error)) await transaction.abort().catch(() => {});
-      throw failure(ref, error);
+      throw (
+        refusedAsTooLarge(
+          error,
+          messages.map(({ topic }) => topic),
+          this.#options.limit,
+        ) ?? failure(ref, error)
+      );
     }
   }
 

@@ -78,7 +78,7 @@ export interface TransactionalOutputs<Prepared = unknown> {
   prepare(messages: OutputMessage[]): Prepared[];
   /** Starts the partition's producer, fencing its previous owner's. */
   open(partition: PartitionRef): Promise<void>;
-  /** One transaction; rejects with TRANSACTION_FENCED or TRANSACTION_FAILED. */
+  /** One transaction; rejects with TRANSACTION_FENCED, OUTPUT_REFUSED_AS_TOO_LARGE or TRANSACTION_FAILED. */
   commit(partition: PartitionRef, outputs: Prepared[], position: Committable): Promise<void>;
   close(partition: PartitionRef): Promise<void>;
 }

@@ -2,7 +2,7 @@
 // outputs and the consumed offset together, one after another on the partition's producer.
 import type { Kafka } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
 import { plainTransactions } from '../support/plain-transactions.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -23,6 +23,17 @@ async function setUp(): Promise<{ kafka: Kafka; input: string; output: string; g
   return { kafka, input, output, groupId: `${base}-group` };
 }
 
+async function committedOffsets(kafka: Kafka, groupId: string, topic: string) {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    return committed?.partitions;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 describe('KafkaPartitionTransactions', () => {
   it('CONCURRENT_TRANSACTIONS: a transaction with no outputs right after a committed one commits its offset (kafkajs does not retry AddOffsetsToTxn)', async () => {
     const { kafka, input, output, groupId } = await setUp();
@@ -40,10 +51,30 @@ describe('KafkaPartitionTransactions', () => {
     } finally {
       await txns.closeAll();
     }
-    const admin = kafka.admin();
-    await admin.connect();
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [input] });
-    await admin.disconnect();
-    expect(committed?.partitions).toEqual([{ partition: 0, offset: '40', metadata: null }]);
+    expect(await committedOffsets(kafka, groupId, input)).toEqual([
+      { partition: 0, offset: '40', metadata: null },
+    ]);
+  }, 60_000);
+
+  it("regression: a topic's limit lowered after start: the broker's refusal fails the transaction as OUTPUT_REFUSED_AS_TOO_LARGE (it was TRANSACTION_FAILED), nothing committed", async () => {
+    const { kafka, input, output, groupId } = await setUp();
+    const ref = { topic: input, partition: 0 };
+    const txns = plainTransactions(kafka, groupId, output);
+    await txns.open(ref);
+    try {
+      await setTopicLimit(kafka, output, 16 * 1024);
+      const messages = txns.prepare([{ output: 'matches', key: 'x'.repeat(20_000), value: null }]);
+      const error = await txns.commit(ref, messages, { ...ref, offset: 1 }).catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        code: 'OUTPUT_REFUSED_AS_TOO_LARGE',
+        canRetry: false,
+        details: { limits: { [output]: 1_000_000 } },
+      });
+    } finally {
+      await txns.closeAll();
+    }
+    expect(await committedOffsets(kafka, groupId, input)).toEqual([
+      { partition: 0, offset: '-1', metadata: null },
+    ]);
   }, 60_000);
 });
