@@ -73,6 +73,32 @@ describe('createLogger', () => {
     expect(text()).not.toContain('leak-in-error');
   });
 
+  it("regression: an error that quotes its cause's message says it once (fatal lines said the sink's sentence twice); a cause it does not quote is appended", () => {
+    const { logger, lines } = capturedLogger();
+    const refused = new Error('The request included a message larger than the max message size');
+    const sink = new PartnerEnrichError('OUTPUT_REFUSED_AS_TOO_LARGE', 'the broker refused a record batch', {
+      cause: refused,
+    });
+    const pipeline = new PartnerEnrichError(
+      'PIPELINE_OUTPUT_FAILED',
+      `outputs could not be written: ${sink.message}`,
+      {
+        cause: sink,
+      },
+    );
+    logger.fatal({ err: pipeline }, 'fatal failure: stopping');
+    expect(lines()[0]).toMatchObject({
+      err: {
+        code: 'PIPELINE_OUTPUT_FAILED',
+        message:
+          'outputs could not be written: the broker refused a record batch: The request included a message larger than the max message size',
+      },
+    });
+    expect((lines()[0]?.['err'] as { stack: string }).stack).toContain(
+      'caused by: Error: The request included',
+    );
+  });
+
   it('keeps Kafka message keys, which are not credentials', () => {
     const { logger, lines } = capturedLogger();
     logger.info({ record: { key: 'partner-42', topic: 'partners' } }, 'dead letter');
