@@ -147,9 +147,14 @@ export class Committer {
   /** One partition's transaction; resolves whether it committed, never rejects. */
   async #transaction(
     transactional: NonNullable<CommitterParts['transactional']>,
-    position: Committable,
+    moved: Committable,
   ): Promise<boolean> {
-    const key = keyOf(position);
+    const key = keyOf(moved);
+    // Held below the first record of coalesced work still staged; its last record's
+    // finishing moves the watermark again, and this partition's next transaction with it.
+    const position = { ...moved, offset: transactional.staging.committable(moved, moved.offset) };
+    if (position.offset < moved.offset && position.offset <= (this.#committed.get(key)?.offset ?? -1))
+      return false;
     const revocations = this.#revocations.get(key) ?? 0;
     const outputs = transactional.staging.take(position, position.offset);
     try {

@@ -148,8 +148,9 @@ export class OutputWriter {
       }
     }
     const { topic, partition } = (inputs[0] as InputRecord).position;
-    const offset = Math.max(...inputs.map((input) => input.position.offset));
-    staging.stage({ topic, partition }, offset, prepared);
+    const offsets = inputs.map((input) => input.position.offset);
+    const offset = Math.max(...offsets);
+    staging.stage({ topic, partition }, offset, prepared, Math.min(...offsets));
     state.staged({ topic, partition }, offset, then);
   }
 

@@ -25,14 +25,18 @@ const UNKNOWN_SERVER_ERROR = () =>
 
 /** Fake transactions: each commit waits until the test ends it with `settle`. */
 function scriptedTransactions() {
-  const commits: { settle: (error?: Error) => void }[] = [];
+  const commits: { offset: number; outputs: unknown[]; settle: (error?: Error) => void }[] = [];
   const outputs: TransactionalOutputs = {
     prepare: (messages) => messages,
     open: async () => {},
     close: async () => {},
-    commit: () =>
+    commit: (_ref, messages, position) =>
       new Promise<void>((resolve, reject) =>
-        commits.push({ settle: (error) => (error ? reject(error) : resolve()) }),
+        commits.push({
+          offset: position.offset,
+          outputs: messages,
+          settle: (error) => (error ? reject(error) : resolve()),
+        }),
       ),
   };
   return { outputs, commits };
@@ -53,6 +57,7 @@ describe('the committer, when a partition moves during its transaction', () => {
   function committer() {
     const { outputs, commits } = scriptedTransactions();
     const verdicts: string[] = [];
+    const staging = new OutputStaging();
     const subject = new Committer(
       {
         // Neither is used in exactly-once mode before a commit succeeds.
@@ -62,7 +67,7 @@ describe('the committer, when a partition moves during its transaction', () => {
         observer: {},
         transactional: {
           outputs,
-          staging: new OutputStaging(),
+          staging,
           state,
           fenced: () => verdicts.push('fenced'),
           abandoned: () => verdicts.push('abandoned'),
@@ -86,7 +91,7 @@ describe('the committer, when a partition moves during its transaction', () => {
       commit.settle(UNKNOWN_SERVER_ERROR());
       await flushed;
     };
-    return { subject, verdicts, commitOne, failDuringRebalance };
+    return { subject, verdicts, commitOne, failDuringRebalance, staging, commits };
   }
 
   it('a transaction failed otherwise than fenced after its partition was revoked does not stop the member', async () => {
@@ -137,5 +142,29 @@ describe('the committer, when a partition moves during its transaction', () => {
     second.commit.settle(new KafkaError('TRANSACTION_FENCED', 'fenced'));
     await second.flushed;
     expect(moved.verdicts).toEqual([]);
+  });
+
+  it("regression: coalesced work spanning offsets 0 and 2 holds the position at 0 until offset 1 finishes (a transaction committed 1 without offset 0's outputs, which a crash then lost)", async () => {
+    const { subject, staging, commits } = committer();
+    for (const offset of [0, 1, 2]) subject.watermark.track({ ...partition, offset });
+    // Partner A's two versions (offsets 0 and 2) finished as one piece of work; B (offset 1) is retried.
+    staging.stage(partition, 2, ['A@0', 'A@2'], 0);
+    subject.done([
+      { ...partition, offset: 0 },
+      { ...partition, offset: 2 },
+    ]);
+    const held = subject.flush();
+    await expect.poll(() => commits.length).toBe(1);
+    expect(commits[0]).toMatchObject({ offset: 0, outputs: [] });
+    commits[0]?.settle();
+    await held;
+
+    staging.stage(partition, 1, ['B@1']);
+    subject.done([{ ...partition, offset: 1 }]);
+    const flushed = subject.flush();
+    await expect.poll(() => commits.length).toBe(2);
+    expect(commits[1]).toMatchObject({ offset: 3, outputs: ['A@0', 'A@2', 'B@1'] });
+    commits[1]?.settle();
+    await flushed;
   });
 });
