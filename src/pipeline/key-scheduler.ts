@@ -43,7 +43,9 @@ export class KeyScheduler {
       return;
     }
     const { rerun } = slot.active;
-    if (rerun && slot.active.state === 'queued') {
+    // Not with live work waiting behind the copy (it came while the copy was held back for a
+    // retry): that work would be dropped; the new one joins it instead.
+    if (rerun && slot.active.state === 'queued' && !slot.next) {
       // The rerun's copy leaves its bulk before it is paid for; the live work goes its own way.
       slot.active.superseded = true;
       rerun.settle({ kind: 'superseded' });
@@ -51,12 +53,14 @@ export class KeyScheduler {
       this.#dispatch(work);
       return;
     }
-    if (slot.active.state === 'queued' && canMerge(slot.active, work)) {
+    // A version joins only the last work of its partner: one with work behind it (a delete)
+    // would go out ahead of that work.
+    if (!slot.next && slot.active.state === 'queued' && canMerge(slot.active, work)) {
       merge(slot.active, work);
       this.#coalesced += work.records.length;
       return;
     }
-    if (slot.next && canMerge(slot.next, work)) {
+    if (slot.next && !waiting.has(slot.next) && canMerge(slot.next, work)) {
       merge(slot.next, work);
       this.#coalesced += work.records.length;
       return;

@@ -135,4 +135,65 @@ describe('KeyScheduler', () => {
     scheduler.complete('a');
     expect(scheduler.activeKeys).toBe(0);
   });
+
+  /** The input offsets of each dispatched piece of work, with its kind, once every one completed. */
+  function drained(scheduler: KeyScheduler, dispatched: PartnerWork[], partnerId: string): string[] {
+    while (scheduler.busy(partnerId)) scheduler.complete(partnerId);
+    return dispatched.map((w) => `${w.kind}@${w.records.map((r) => r.input.position.offset).join('+')}`);
+  }
+
+  it('regression: a lookup after a delete never joins the lookup before it while that one waits in the batcher (it went out first, and the delete erased it)', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'queued';
+    const deletion = work('a', 'delete');
+    const recreate = work('a');
+    scheduler.offer(deletion);
+    scheduler.offer(recreate);
+    const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
+    expect(drained(scheduler, dispatched, 'a')).toEqual([
+      `lookup@${at(first)}`,
+      `delete@${at(deletion)}`,
+      `lookup@${at(recreate)}`,
+    ]);
+  });
+
+  it('regression: a lookup after a delete never joins the waiting lookup before that delete', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'submitted';
+    const second = work('a');
+    const deletion = work('a', 'delete');
+    const recreate = work('a');
+    const again = work('a');
+    for (const w of [second, deletion, recreate, again]) scheduler.offer(w);
+    const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
+    expect(drained(scheduler, dispatched, 'a')).toEqual([
+      `lookup@${at(first)}`,
+      `lookup@${at(second)}`,
+      `delete@${at(deletion)}`,
+      `lookup@${at(recreate)}+${at(again)}`,
+    ]);
+  });
+
+  it("regression: live work waiting behind a rerun's copy in its retry's backoff is not dropped when the copy is queued again and superseded", () => {
+    const { dispatched, scheduler } = collect();
+    const settled: RerunOutcome[] = [];
+    const copy = rerunCopy('a', settled);
+    scheduler.offer(copy);
+    copy.state = 'scheduled'; // its task FAILED: queued again after a backoff
+    const live = work('a');
+    scheduler.offer(live);
+    copy.state = 'queued';
+    const newer = work('a', 'lookup', 'newest');
+    scheduler.offer(newer);
+    const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
+    expect(drained(scheduler, dispatched, 'a')).toEqual([
+      `lookup@${at(copy)}`,
+      `lookup@${at(live)}+${at(newer)}`,
+    ]);
+    expect(settled).toEqual([]);
+  });
 });
