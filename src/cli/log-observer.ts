@@ -43,8 +43,8 @@ export function logObserver(logger: Logger): PipelineObserver {
     commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
     intentAdopted: (records) =>
       logger.warn({ records }, 'a submission intent outlived its lease: looked up under the quota it spent'),
-    resumedBulkGone: (records) =>
-      logger.warn({ records }, 'the service no longer knows an earlier bulk: its records are looked up anew'),
+    bulkGone: (records) =>
+      logger.warn({ records }, 'the service no longer knows a bulk it created: its records are looked up anew'),
     partitionsAssigned: (partitions) => logger.info({ partitions }, 'partitions assigned'),
     partitionsRevoked: (partitions) =>
       logger.info({ partitions }, 'partitions revoked: their work is dropped'),

@@ -263,6 +263,7 @@ export class LookupCoordinator {
       if (!failure) return;
       if (started !== undefined)
         this.#parts.observer.bulkFailed?.(works.length, failure.code, Date.now() - started);
+      if (bulkId && failure.code === 'REFDATA_NOT_FOUND') return this.#bulkGone(works, failure);
       if (bulkId && submissionId && failure.canRetry && failure.code !== 'BULK_FAILED') {
         // Created and paid for: its results are read again later, it is never submitted again.
         const created = { submissionId, bulkId };
@@ -450,13 +451,7 @@ export class LookupCoordinator {
     } catch (error) {
       const failure = this.#known(error);
       if (!failure) return;
-      if (failure.code === 'REFDATA_NOT_FOUND') {
-        // The service no longer knows the bulk (it was restarted, or the bulk expired): the
-        // one lookup that costs again, counted.
-        this.#parts.observer.resumedBulkGone?.(work.records.length);
-        if (this.#owned(work)) this.#queue(work);
-        return;
-      }
+      if (failure.code === 'REFDATA_NOT_FOUND') return this.#bulkGone([work], failure);
       const again = failure.code === 'BULK_FAILED' ? undefined : { ...submitted, bulkId };
       this.#retryOrFail(work, failure, again);
     }
@@ -554,6 +549,21 @@ export class LookupCoordinator {
       backoffDelay(Math.max(1, work.attempts), this.#options.retry),
     );
     this.#retryTimers.add(timer);
+  }
+
+  /**
+   * The service no longer knows a bulk it created (it was restarted, or the bulk expired): its
+   * records are looked up anew, the one lookup that costs again, counted. Each time spends one
+   * of a record's attempts, so that a service that forgets every bulk cannot make it pay forever.
+   */
+  #bulkGone(works: PartnerWork[], failure: PartnerEnrichError): void {
+    this.#parts.observer.bulkGone?.(works.reduce((sum, work) => sum + work.records.length, 0));
+    for (const work of works) {
+      if (this.#stopped || !this.#owned(work)) continue;
+      work.failures = (work.failures ?? 0) + 1;
+      if (work.failures >= this.#options.retry.maxAttempts) this.#failForGood(work, failure);
+      else this.#queue(work);
+    }
   }
 
   #failForGood(work: PartnerWork, error: PartnerEnrichError): void {

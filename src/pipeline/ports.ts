@@ -102,8 +102,8 @@ export interface PipelineObserver {
   commitFailed?(reason: string): void;
   /** Records under an intent whose submitter died are looked up without paying again. */
   intentAdopted?(records: number): void;
-  /** Records whose earlier bulk the service no longer knows are looked up anew. */
-  resumedBulkGone?(records: number): void;
+  /** Records whose bulk the service no longer knows (it was restarted) are looked up anew. */
+  bulkGone?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;
   partitionsRevoked?(partitions: PartitionRef[]): void;
   /** Exactly-once: the partition's producer was fenced; the partition is taken for revoked. */
@@ -127,7 +127,7 @@ const OBSERVER_EVENTS = [
   'committed',
   'commitFailed',
   'intentAdopted',
-  'resumedBulkGone',
+  'bulkGone',
   'partitionsAssigned',
   'partitionsRevoked',
   'fenced',

@@ -128,6 +128,33 @@ describe('the pipeline, per partner', () => {
     expect(JSON.stringify(deadLetters[0])).toContain('DELETE_UNKNOWN_PARTNER');
   });
 
+  it('regression: a bulk the service forgets right after creating it (restarted) is looked up anew, not dead-lettered as REFDATA_NOT_FOUND', async () => {
+    const partners = [20, 21, 22].map((i) => partnerOf(organization(i), `GONE-${i}`, 'ERP', 1));
+    // The sandbox forgets its first new bulk as a restart would, once the create's answer is on
+    // its way: the pipeline's first read of it (sent at once) finds it gone.
+    const store = sandbox.state.bulks;
+    const create = store.create.bind(store);
+    let forgotten = 0;
+    store.create = (input) => {
+      const bulk = create(input);
+      if (forgotten === 0) {
+        forgotten = bulk.tasks.length;
+        setImmediate(() => store.clear());
+      }
+      return bulk;
+    };
+    try {
+      const { matches, deadLetters } = await enrich(sandbox, partners.map(line));
+      expect(forgotten).toBe(3);
+      expect(deadLetters).toEqual([]);
+      expect(matches.map((m) => m['partnerId'])).toEqual(partners.map((p) => p.partnerId));
+      // Looked up once more, in one new bulk.
+      expect([...store.all()].map((bulk) => bulk.tasks.length)).toEqual([3]);
+    } finally {
+      store.create = create;
+    }
+  });
+
   it('keeps every record: outputs or dead letters, none dropped, for a mix of good and bad lines', async () => {
     const good = Array.from({ length: 50 }, (_, i) =>
       line(partnerOf(organization(10 + i), `G-${i}`, 'ERP', i)),
