@@ -33,6 +33,13 @@ export const KAFKA_ERROR_CODES = [
    */
   'STATE_WRITE_FAILED',
   /**
+   * A partition new to this member: the state topic (bulk ledger) could not be read to its end
+   * (the broker away past the client's retries, or the follower still behind after 60 s).
+   * Going on could pay again for bulks the partition's former owner recorded: the pipeline
+   * stops without committing, `run` exits 1; the restart reads the ledger again.
+   */
+  'LEDGER_CATCH_UP_FAILED',
+  /**
    * Exactly-once: the input partition's transactional producer was fenced (its partition's next
    * owner, or this member after a restart, started a producer with the same transactional id)
    * or its transaction was aborted by the broker. Nothing of the transaction is visible; the

@@ -97,6 +97,18 @@ export class KafkaLedgerStore implements LedgerStore {
    * member that takes over a partition knows every bulk its former owner recorded.
    */
   async caughtUp(timeoutMs = 60_000): Promise<void> {
+    try {
+      await this.#catchUp(timeoutMs);
+    } catch (error) {
+      throw new KafkaError(
+        'LEDGER_CATCH_UP_FAILED',
+        `state topic ${this.#topic} not read to its end: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async #catchUp(timeoutMs: number): Promise<void> {
     const admin = this.#kafka.admin();
     await admin.connect();
     let ends: { partition: number; high: bigint; low: bigint }[];

@@ -354,8 +354,9 @@ export class Pipeline {
     const fresh = partitions.filter((p) => this.#ownership.epoch(p) === undefined);
     // Records of a partition new to this member wait until every bulk its former owner
     // recorded is known here, so that they resume those bulks instead of paying again.
+    // Going on without them could pay again for those bulks: fatal, as the state's restore is.
     const ledger = fresh.length > 0 ? this.#parts.ledger.caughtUp() : Promise.resolve();
-    ledger.catch((error: Error) => this.#observer.commitFailed?.(`ledger catch-up: ${error.message}`));
+    ledger.catch((error: Error) => this.#fail(unexpected(error)));
     // Exactly-once: the partitions' producers start first, fencing their former owners and
     // ending what those left open; only then are the committed positions (read again) and the
     // storage topic final.
@@ -368,7 +369,7 @@ export class Pipeline {
       this.#parts.state.restore(fresh.filter((p) => this.#ownership.epoch(p) === epochs.get(p))),
     );
     state.catch((error: Error) => this.#fail(error));
-    const restored = Promise.all([ledger.catch(() => {}), state]).then(() => {});
+    const restored = Promise.all([ledger, state]).then(() => {});
     // Flow control first, so that the intake's 'restoring' pause has its partition to act on.
     this.#flow.assigned(partitions);
     for (const partition of fresh) {

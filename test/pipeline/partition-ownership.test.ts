@@ -7,11 +7,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkLedger, memoryLedgerStore } from '../../src/bulk/bulk-ledger.ts';
+import { BulkLedger, memoryLedgerStore, type LedgerStore } from '../../src/bulk/bulk-ledger.ts';
 import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
 import { createRefDataClient } from '../../src/cli/enrichment.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { KafkaError } from '../../src/kafka/errors.ts';
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
@@ -119,6 +120,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       decoder?: PartnerDecoder;
       /** Consume quota through the sandbox's usage API before each bulk, as `run` does. */
       quota?: boolean;
+      ledgerStore?: LedgerStore;
     } = {},
   ) {
     const config = loadConfig({
@@ -127,7 +129,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     });
     const source = new ScriptedSource();
     const sink = new MemorySink();
-    const ledger = new BulkLedger(memoryLedgerStore());
+    const ledger = new BulkLedger(options.ledgerStore ?? memoryLedgerStore());
     const client = createRefDataClient(config.refdata, config.retry);
     const runner = new BulkRunner(refDataBulkApi(client), ledger, {
       polling: { initialDelayMs: 10, maxDelayMs: 50, pageSize: 1000, maxPolls: 1000 },
@@ -315,6 +317,27 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     const failure = await enrichment.failed;
     expect(failure).toMatchObject({ code: 'PIPELINE_UNEXPECTED_ERROR' });
     await enrichment.stop(0);
+    expect(sink.messages).toEqual([]);
+    expect(source.commits).toEqual([]);
+  });
+
+  it("regression: a partition whose former owner's ledger could not be read stops the pipeline before any lookup (it was admitted, and could pay again for the former owner's bulks)", async () => {
+    // The state topic's store as the Kafka one fails when the broker is away past its retries.
+    const unreadable: LedgerStore = {
+      ...memoryLedgerStore(),
+      caughtUp: () =>
+        Promise.reject(new KafkaError('LEDGER_CATCH_UP_FAILED', 'state topic not read to its end')),
+    };
+    const { enrichment, source, sink } = pipeline({ ledgerStore: unreadable });
+    const paidBefore = tasksPaid();
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    source.deliver(records(0, 0, 5));
+    let failure: Error | undefined;
+    void enrichment.failed.then((error) => (failure = error));
+    await expect.poll(() => failure, { timeout: 10_000 }).toMatchObject({ code: 'LEDGER_CATCH_UP_FAILED' });
+    await enrichment.stop(0);
+    expect(tasksPaid()).toBe(paidBefore);
     expect(sink.messages).toEqual([]);
     expect(source.commits).toEqual([]);
   });
