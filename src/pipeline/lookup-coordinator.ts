@@ -195,8 +195,10 @@ export class LookupCoordinator {
     this.#parts.writer.write(
       messages,
       work.records.map((r) => r.input),
-      () => {
-        then();
+      (written) => {
+        // Outputs too large for their topics went out as dead letters: the state they would
+        // have stored was never written to the storage topic, and must not be kept either.
+        if (written) then();
         this.#finish(work, rerunOutcome);
       },
     );

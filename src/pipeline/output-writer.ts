@@ -33,7 +33,7 @@ export class OutputWriter {
   readonly #writes = new Set<Promise<void>>();
   readonly #transactional: Transactional | undefined;
   /** Writes of input records' outputs held while the group rebalances (see hold()). */
-  #held: { messages: OutputMessage[]; inputs: InputRecord[]; then: () => void }[] | undefined;
+  #held: { messages: OutputMessage[]; inputs: InputRecord[]; then: Written }[] | undefined;
 
   constructor(
     sink: OutputSink,
@@ -51,18 +51,20 @@ export class OutputWriter {
 
   /**
    * Writes `messages` for `inputs`; calls `then` once they (or the inputs' dead letters) are
-   * durable. Never rejects: a failure is routed to the fatal handler.
+   * durable, telling whether the outputs went out (dead letters' own bytes may have been
+   * dropped) or the inputs became dead letters OUTPUT_TOO_LARGE instead. Never rejects: a
+   * failure is routed to the fatal handler.
    */
-  write(messages: OutputMessage[], inputs: InputRecord[], then: () => void): void {
+  write(messages: OutputMessage[], inputs: InputRecord[], then: Written): void {
     traceProduce(messages, inputs, (durable) =>
-      this.#deliver(messages, inputs, () => {
+      this.#deliver(messages, inputs, (written) => {
         durable();
-        then();
+        then(written);
       }),
     );
   }
 
-  #deliver(messages: OutputMessage[], inputs: InputRecord[], then: () => void): void {
+  #deliver(messages: OutputMessage[], inputs: InputRecord[], then: Written): void {
     const first = inputs[0];
     if (this.#transactional && first && !isRerunTopic(first.position.topic)) {
       try {
@@ -77,7 +79,7 @@ export class OutputWriter {
       return;
     }
     const write = this.#write(messages, inputs)
-      .then(() => then())
+      .then((written) => then(written))
       .catch((error: unknown) => this.#fatal(outputFailed(error)));
     this.#writes.add(write);
     void write.finally(() => this.#writes.delete(write));
@@ -131,46 +133,76 @@ export class OutputWriter {
     { outputs, staging, state }: Transactional,
     messages: OutputMessage[],
     inputs: InputRecord[],
-    then: () => void,
+    then: Written,
   ): void {
-    let prepared: unknown[];
+    let prepared: unknown[] | undefined;
+    let written = true;
     try {
       prepared = outputs.prepare(messages);
     } catch (error) {
       if (!isTooLarge(error)) throw error;
-      for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
-      const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
-      try {
-        prepared = outputs.prepare(letters);
-      } catch (again) {
-        if (!isTooLarge(again)) throw again;
-        prepared = outputs.prepare(letters.map(withoutValue));
+      for (const fallback of this.#fallbacks(messages, inputs, error)) {
+        try {
+          prepared = outputs.prepare(fallback.messages);
+          written = fallback.written;
+          break;
+        } catch (again) {
+          if (!isTooLarge(again) || fallback.last) throw again;
+        }
       }
     }
     const { topic, partition } = (inputs[0] as InputRecord).position;
     const offsets = inputs.map((input) => input.position.offset);
     const offset = Math.max(...offsets);
-    staging.stage({ topic, partition }, offset, prepared, Math.min(...offsets));
-    state.staged({ topic, partition }, offset, then);
+    staging.stage({ topic, partition }, offset, prepared as unknown[], Math.min(...offsets));
+    state.staged({ topic, partition }, offset, () => then(written));
   }
 
-  async #write(messages: OutputMessage[], inputs: InputRecord[]): Promise<void> {
+  async #write(messages: OutputMessage[], inputs: InputRecord[]): Promise<boolean> {
     try {
       await this.#sink.send(messages);
+      return true;
     } catch (error) {
       if (!isTooLarge(error)) throw error;
-      for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
-      const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
-      try {
-        await this.#sink.send(letters);
-      } catch (again) {
-        // The record's own bytes do not fit the dead-letter topic: keep the reason, drop the value.
-        if (!isTooLarge(again)) throw again;
-        await this.#sink.send(letters.map(withoutValue));
+      for (const fallback of this.#fallbacks(messages, inputs, error)) {
+        try {
+          await this.#sink.send(fallback.messages);
+          return fallback.written;
+        } catch (again) {
+          if (!isTooLarge(again) || fallback.last) throw again;
+        }
       }
+      throw error;
     }
   }
+
+  /**
+   * What goes out instead of outputs refused as too large, in order (the sink refuses before
+   * sending anything): the same outputs with dead letters' own bytes dropped, their reason
+   * kept (a dead letter of a record too large for the dead-letter topic); else the inputs as
+   * dead letters OUTPUT_TOO_LARGE; else those without their bytes.
+   */
+  *#fallbacks(
+    messages: OutputMessage[],
+    inputs: InputRecord[],
+    error: PartnerEnrichError,
+  ): Generator<{ messages: OutputMessage[]; written: boolean; last?: true }> {
+    if (messages.some((message) => message.output === 'deadLetters'))
+      yield {
+        messages: messages.map((message) =>
+          message.output === 'deadLetters' ? withoutValue(message) : message,
+        ),
+        written: true,
+      };
+    for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
+    const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
+    yield { messages: letters, written: false };
+    yield { messages: letters.map(withoutValue), written: false, last: true };
+  }
 }
+
+/** Called once outputs are durable: `written` false when the inputs became dead letters instead. */
+type Written = (written: boolean) => void;
 
 const isTooLarge = (error: unknown): error is PartnerEnrichError =>
   isPartnerEnrichError(error) && error.code === OUTPUT_TOO_LARGE;

@@ -362,6 +362,47 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
   );
 });
 
+describe('partner-enrich run on Kafka with a dead-letter topic smaller than some input records', () => {
+  const kafka = kafkaClient();
+  const cleanups: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  it.each(['at-least-once', 'exactly-once'] as const)(
+    "regression (%s): a dead letter whose record's bytes do not fit the topic keeps its own reason, without the bytes (it became OUTPUT_TOO_LARGE)",
+    async (delivery) => {
+      const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
+      const topics = testTopics('dl-oversize');
+      const dropTopics = await createTopicsFor(kafka, topics);
+      cleanups.push(dropTopics, () => sandbox.close());
+      await setTopicLimit(kafka, topics.deadLetters, 64 * 1024);
+      const notAvro = Buffer.alloc(80_000, 0x41);
+      await produce(kafka, topics.input, [{ key: 'BIG-1', value: notAvro }]);
+
+      const config = testConfig(sandbox.url, topics, { delivery });
+      const summary = new RunSummary();
+      const enrichment = await createKafkaEnrichment(config, summary);
+      await enrichment.pipeline.start();
+      await waitForFinished(() => summary.finished, 1);
+      await enrichment.stop(10_000);
+
+      const [letter, ...more] = await readAll(kafka, topics.deadLetters);
+      expect(more).toHaveLength(0);
+      expect(letter?.key?.toString()).toBe('BIG-1');
+      expect(letter?.headers?.['pe.stage']?.toString()).toBe('decode');
+      expect(letter?.headers?.['pe.error.code']?.toString()).toBe('DECODE_NOT_AVRO');
+      expect(letter?.headers?.['pe.value-dropped']?.toString()).toBe('80000');
+      expect(letter?.value?.length ?? 0).toBe(0);
+      const { committed, end } = await committedAndEndOffsets(kafka, config.kafka.groupId, topics.input);
+      const written = Object.entries(end).filter(([, high]) => high !== '0');
+      expect(written.map(([partition]) => committed[Number(partition)])).toEqual(
+        written.map(([, high]) => high),
+      );
+    },
+  );
+});
+
 describe('partner-enrich run on Kafka with JSON input', () => {
   const kafka = kafkaClient();
   const topics = testTopics('json');

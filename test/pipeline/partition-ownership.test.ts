@@ -12,7 +12,7 @@ import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
 import { createRefDataClient } from '../../src/cli/enrichment.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import { KafkaError } from '../../src/kafka/errors.ts';
+import { KafkaError, SinkError } from '../../src/kafka/errors.ts';
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
@@ -70,7 +70,11 @@ class ScriptedSource implements RecordSource {
 
 class MemorySink {
   readonly messages: OutputMessage[] = [];
+  /** Outputs this sink refuses as the Kafka sink refuses one over its topic's limit. */
+  refuse: (message: OutputMessage) => boolean = () => false;
   async send(messages: OutputMessage[]): Promise<void> {
+    const refused = messages.find(this.refuse);
+    if (refused) throw new SinkError('OUTPUT_TOO_LARGE', `output ${refused.output} over its topic's limit`);
     this.messages.push(...messages);
   }
   async close(): Promise<void> {}
@@ -340,6 +344,26 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(tasksPaid()).toBe(paidBefore);
     expect(sink.messages).toEqual([]);
     expect(source.commits).toEqual([]);
+  });
+
+  it('regression: outputs refused as too large and dead-lettered leave the partner state as it was (it stored what was never written: the same content sent again was answered from it)', async () => {
+    const { enrichment, source, sink, state } = pipeline();
+    sink.refuse = (message) => message.output === 'matches';
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const paidBefore = tasksPaid();
+    const [record] = records(0, 0, 1) as [InputRecord];
+    source.deliver([record]);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the first copy finished');
+    expect(sink.messages.map((m) => [m.output, m.headers?.['pe.error.code']])).toEqual([
+      ['deadLetters', 'OUTPUT_TOO_LARGE'],
+    ]);
+    expect(state.get(ref(0), 'P-0-0')).toBeUndefined();
+    // The same content again: looked up again, not answered from a state nobody stored.
+    source.deliver([{ ...record, position: { ...record.position, offset: 1 } }]);
+    await eventually(() => source.committedOffset(0) === 2, 20_000, 'the second copy finished');
+    await enrichment.stop(1_000);
+    expect(tasksPaid() - paidBefore).toBe(2);
   });
 
   it("regression: a rerun's chunk is settled a slice per turn of the event loop, not holding live answers for the whole chunk", async () => {
