@@ -26,6 +26,7 @@ import {
   matchChange,
   matchedOutputs,
   reusedOutputs,
+  sameStored,
   type EmitContext,
   type Thresholds,
 } from './outputs.ts';
@@ -210,6 +211,9 @@ export class LookupCoordinator {
     const partition = partitionOf(work);
     const previous = state.get(partition, work.partnerId);
     work.storedAtDispatch = previous;
+    // Live work stored a newer version after the rerun read this one: that version stands.
+    if (work.rerun && !sameStored(work.rerun.previous, previous))
+      return this.#finish(work, { kind: 'superseded' });
     if (work.kind === 'delete') {
       if (!previous) {
         const error = new PipelineError(

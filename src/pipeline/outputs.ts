@@ -71,6 +71,13 @@ export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefi
   );
 }
 
+/** Whether the stored state is still the one read before (live work stores a newer one, or deletes it). */
+export const sameStored = (read: StoredPartner, now: StoredPartner | undefined): boolean =>
+  now !== undefined &&
+  now.hash === read.hash &&
+  now.source?.offset === read.source?.offset &&
+  now.source?.timestamp === read.source?.timestamp;
+
 export interface Thresholds {
   fullMatch: number;
   maybeMatch: number;

@@ -366,6 +366,37 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(tasksPaid() - paidBefore).toBe(2);
   });
 
+  it('regression: a rerun that read a partner before a live update stored a newer version leaves that version alone (it looked up the older one and stored it back)', async () => {
+    const { enrichment, source, state } = pipeline();
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [first, second] = records(0, 0, 2) as [InputRecord, InputRecord];
+    source.deliver([first]);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the partner stored');
+    const chunk = state.scan(ref(0), '', 100);
+    // A newer version of the same partner (another organization's content) is stored after the rerun read it.
+    const newer = {
+      ...second,
+      key: first.key,
+      value: Buffer.from(second.value?.toString().replaceAll('P-0-1', 'P-0-0') ?? ''),
+    };
+    source.deliver([newer]);
+    await eventually(() => source.committedOffset(0) === 2, 20_000, 'the newer version stored');
+    const stored = state.get(ref(0), 'P-0-0');
+    const { epoch } = enrichment.partitions()[0] as { epoch: number };
+    const outcomes = await Promise.all(
+      enrichment.rerun(ref(0), epoch, chunk, {
+        jobId: 'nightly',
+        initialize: false,
+        dryRun: false,
+        quotaShare: () => 1,
+      }),
+    );
+    await enrichment.stop(1_000);
+    expect(outcomes).toEqual([{ kind: 'superseded' }]);
+    expect(state.get(ref(0), 'P-0-0')).toEqual(stored);
+  });
+
   it("regression: a rerun's chunk is settled a slice per turn of the event loop, not holding live answers for the whole chunk", async () => {
     const { enrichment, source, sink, state } = pipeline();
     await enrichment.start();
