@@ -121,7 +121,10 @@ export class QuotaGate {
    * rejects only when the check itself fails or the gate closes. A function amount is asked
    * again before every attempt (what still needs quota can shrink while the gate waits, e.g.
    * when partitions are revoked); 0 consumes nothing. `fromCredit: false` leaves what was paid
-   * ahead to others (a rerun does not draw what was paid for live work).
+   * ahead to others (a rerun does not draw what was paid for live work). What was drawn goes
+   * back to the credit when the call rejects, and in the part the caller no longer needs when
+   * it resolves: the service counted those units already, and dropped, they were paid again
+   * (a 503 on the consume for the rest: 130 units for 100 tasks).
    */
   acquire(amount: number | (() => number), { fromCredit = true } = {}): Promise<number> {
     const needed = typeof amount === 'number' ? () => amount : amount;
@@ -140,7 +143,18 @@ export class QuotaGate {
       () => (this.#pending -= 1),
       () => (this.#pending -= 1),
     );
-    return drawn > 0 ? turn.then((granted) => granted + drawn) : turn;
+    if (drawn === 0) return turn;
+    return turn.then(
+      (granted) => {
+        const kept = Math.min(drawn, Math.max(0, needed() - granted));
+        this.#credit += drawn - kept;
+        return granted + kept;
+      },
+      (error: unknown) => {
+        this.#credit += drawn;
+        throw error;
+      },
+    );
   }
 
   /**

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QuotaGate, type QuotaStatus } from '../../src/quota/quota-gate.ts';
+import { usageQuotaCheck } from '../../src/quota/usage-quota-check.ts';
+import { startTestSandbox, type TestSandbox } from '../sandbox/support/sandbox-fixtures.ts';
 
 function gate(answers: QuotaStatus[]) {
   const asked: number[] = [];
@@ -222,5 +224,59 @@ describe('QuotaGate pacing its checks to the window', () => {
     // All of the window that reset is used, as soon as it reset.
     expect(granted.reduce((sum, { amount }) => sum + amount, 0)).toBe(400);
     expect(Math.max(...granted.map(({ at }) => at))).toBeLessThanOrEqual(4_500);
+  });
+});
+
+describe("QuotaGate drawing what was paid ahead, against the sandbox's quota", () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox();
+  });
+  afterAll(() => sandbox.close());
+
+  /** A gate over the sandbox's usage API, for a service allowed `max` units a minute. */
+  async function paidAhead(max: number, sleep: () => void = () => {}) {
+    await sandbox.raw('POST', '/admin/reset');
+    await sandbox.client.upsertRateLimitQuotas({
+      body: { quotas: [{ service: { technicalKey: 'GATED' }, maxAmount: max, reset: 'PT1M' }] },
+    });
+    const check = usageQuotaCheck(sandbox.client, {
+      serviceTechnicalKey: 'GATED',
+      organizationId: 'default-org',
+    });
+    const quota = new QuotaGate(
+      check,
+      { initialDelayMs: 1, maxDelayMs: 1, sleep: async () => sleep() },
+      { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+    );
+    const used = async () => {
+      const room = await check.room();
+      return room && room.max - room.left;
+    };
+    return { quota, used };
+  }
+
+  it('regression: credit drawn by a caller whose consume for the rest failed was lost, and its retry paid all of it again', async () => {
+    const { quota, used } = await paidAhead(1_000);
+    expect(await quota.prepay(30)).toBe(30);
+    // A 503 the service answers without processing the consume.
+    await sandbox.raw('PUT', '/admin/faults', { body: { errorRate: 1 } });
+    await expect(quota.acquire(100)).rejects.toMatchObject({ code: 'REFDATA_SERVER_ERROR', status: 503 });
+    await sandbox.raw('PUT', '/admin/faults', { body: { errorRate: 0 } });
+    expect(quota.credit).toBe(30);
+    expect(await quota.acquire(100)).toBe(100);
+    expect(quota.credit).toBe(0);
+    expect(await used()).toBe(100);
+  });
+
+  it('regression: credit drawn beyond what a caller finally needed (work revoked while it waited) was lost', async () => {
+    let needed = 100;
+    // The window is used up; while the caller waits for it, most of its work is revoked.
+    const { quota, used } = await paidAhead(30, () => void (needed = 20));
+    expect(await quota.prepay(30)).toBe(30);
+    expect(await quota.acquire(() => needed)).toBe(20);
+    expect(quota.credit).toBe(10);
+    expect(await quota.acquire(10)).toBe(10);
+    expect(await used()).toBe(30);
   });
 });
