@@ -21,14 +21,15 @@ export class PipelineError extends PartnerEnrichError<PipelineErrorCode> {}
 
 /**
  * The reference data service (or the way to it) is away or overloaded: 5xx, connection
- * failures, time-outs, 429, a bulk that does not finish in time. Waited out, never a reason
- * to fail a record; the client has already retried what was safe to retry.
+ * failures, time-outs, 429, 408, a bulk that does not finish in time. Waited out, never a
+ * reason to fail a record; the client has already retried what was safe to retry.
  */
 const SERVICE_FAULTS = new Set([
   'REFDATA_SERVER_ERROR',
   'REFDATA_NETWORK_ERROR',
   'REFDATA_TIMEOUT',
   'REFDATA_RATE_LIMITED',
+  'REFDATA_REQUEST_TIMEOUT',
   'BULK_POLL_TIMEOUT',
 ]);
 

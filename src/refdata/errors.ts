@@ -11,6 +11,7 @@ export const REFDATA_HTTP_ERROR_CODES = [
   'REFDATA_AUTH_FAILED',
   'REFDATA_NOT_FOUND',
   'REFDATA_RATE_LIMITED',
+  'REFDATA_REQUEST_TIMEOUT',
   'REFDATA_SERVER_ERROR',
   'REFDATA_UNEXPECTED_STATUS',
   'REFDATA_INVALID_RESPONSE',
@@ -98,6 +99,7 @@ export const httpErrorCodeForStatus = (status: number): RefDataHttpError['code']
   if (status === 400) return 'REFDATA_BAD_REQUEST';
   if (status === 401 || status === 403) return 'REFDATA_AUTH_FAILED';
   if (status === 404) return 'REFDATA_NOT_FOUND';
+  if (status === 408) return 'REFDATA_REQUEST_TIMEOUT';
   if (status === 429) return 'REFDATA_RATE_LIMITED';
   if (status >= 500) return 'REFDATA_SERVER_ERROR';
   return 'REFDATA_UNEXPECTED_STATUS';

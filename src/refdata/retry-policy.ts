@@ -1,7 +1,8 @@
 // The retry policy of the reference data client, in one place. Which failures may be repeated
 // depends on the operation: a read repeated after a network error or a 5xx is harmless, a
 // create repeated after a 5xx may have been processed already and would be created twice.
-// A 429 means the request was not processed, so it may be repeated for every operation.
+// A 429 or a 408 (the server timed out waiting for the request, RFC 9110 15.5.9) means the
+// request was not processed, so it may be repeated for every operation.
 import { backoffDelay } from '../retry/backoff.ts';
 
 export interface RetryPolicy {
@@ -42,8 +43,8 @@ export type Failure =
 export function isRetryable(failure: Failure, safeToRetry: boolean): boolean {
   switch (failure.kind) {
     case 'status':
-      if (failure.status === 429) return true;
-      return safeToRetry && (failure.status >= 500 || failure.status === 408);
+      if (failure.status === 429 || failure.status === 408) return true;
+      return safeToRetry && failure.status >= 500;
     case 'network':
       return safeToRetry || (failure.systemCode !== undefined && NOT_SENT_CODES.has(failure.systemCode));
     case 'timeout':

@@ -1,6 +1,8 @@
 // Per-partner semantics of the pipeline, on files and the sandbox: coalescing, skip-
 // unchanged, lifecycle events and deletes, one MatchResult per input record.
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +19,12 @@ import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 const dataset = generateDataset({ organizations: 500, seed: 5 });
 const organization = (i: number) => dataset.organizations[i] as (typeof dataset.organizations)[number];
 
-async function enrich(sandbox: RunningSandbox, lines: string[], maxTasks = 500) {
+async function enrich(
+  service: { url: string },
+  lines: string[],
+  maxTasks = 500,
+  retry?: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number },
+) {
   const dir = await mkdtemp(join(tmpdir(), 'enrich-'));
   await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
   const config = loadConfig({
@@ -25,9 +32,10 @@ async function enrich(sandbox: RunningSandbox, lines: string[], maxTasks = 500) 
     overrides: {
       source: 'file',
       files: { input: join(dir, 'in.ndjson'), outputDir: join(dir, 'out') },
-      refdata: { baseUrl: sandbox.url, apiKey: 'sandbox-api-key' },
+      refdata: { baseUrl: service.url, apiKey: 'sandbox-api-key' },
       batching: { lingerMs: 20, maxTasks },
       polling: { initialDelayMs: 10, maxDelayMs: 100 },
+      ...(retry ? { retry } : {}),
     },
   });
   const summary = new RunSummary();
@@ -51,6 +59,49 @@ async function enrich(sandbox: RunningSandbox, lines: string[], maxTasks = 500) 
 }
 
 const line = (partner: PartnerRecord) => JSON.stringify(partner);
+
+/**
+ * A fake front server before the sandbox: to the requests `timesOut` picks it answers 408, as
+ * one that timed out waiting for the request does, without passing them on; the rest go to the
+ * sandbox as they came.
+ */
+async function timingOutGateway(target: string, timesOut: (method: string, path: string) => boolean) {
+  const upstream = new URL(target);
+  const server = createServer((incoming, outgoing) => {
+    if (timesOut(incoming.method ?? 'GET', incoming.url ?? '/')) {
+      incoming.resume();
+      outgoing.writeHead(408, { 'content-type': 'application/json', connection: 'close' });
+      outgoing.end(JSON.stringify({ code: 'REQUEST_TIMEOUT', message: 'request not received in time' }));
+      return;
+    }
+    const { method, url: path, headers } = incoming;
+    const forwarded = request(
+      { host: upstream.hostname, port: upstream.port, method, path, headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
+    incoming.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The bulk create and the reads of a bulk, as the gateway sees them. */
+const BULKS = '/v4/businesspartners/lookup/bulks';
+const isCreate = (method: string, path: string) => method === 'POST' && path === BULKS;
+const isPoll = (method: string, path: string) => method === 'GET' && path.startsWith(`${BULKS}/`);
+
+/** Two attempts per call and per record, short backoffs. */
+const TWO_ATTEMPTS = { maxAttempts: 2, initialDelayMs: 10, maxDelayMs: 20 };
 
 describe('the pipeline, per partner', () => {
   let sandbox: RunningSandbox;
@@ -152,6 +203,48 @@ describe('the pipeline, per partner', () => {
       expect([...store.all()].map((bulk) => bulk.tasks.length)).toEqual([3]);
     } finally {
       store.create = create;
+    }
+  });
+
+  it('regression: a 408 on the bulk create dead-lettered the whole batch at once (a 408 was not processed: it is waited out, the bulk created under the quota consumed)', async () => {
+    const partners = [40, 41, 42].map((i) => partnerOf(organization(i), `TIMEOUT-CREATE-${i}`, 'ERP', 1));
+    // Every attempt of the client's first call: the pipeline has to call again.
+    let creates = 0;
+    const gateway = await timingOutGateway(
+      sandbox.url,
+      (method, path) => isCreate(method, path) && ++creates <= 2,
+    );
+    const before = sandbox.state.stats.snapshot().bulkSubmissions;
+    try {
+      const { matches, deadLetters, summary } = await enrich(gateway, partners.map(line), 500, TWO_ATTEMPTS);
+      expect(deadLetters).toEqual([]);
+      expect(matches.map((m) => m['partnerId']).sort()).toEqual(partners.map((p) => p.partnerId));
+      expect(creates).toBe(3);
+      expect(sandbox.state.stats.snapshot().bulkSubmissions - before).toBe(1);
+      expect(summary.quotaConsumed).toBe(3);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it("regression: each 408 on a bulk's poll spent one of its records' retry.maxAttempts (a 408 was not processed: it is waited out)", async () => {
+    const partners = [43, 44, 45].map((i) => partnerOf(organization(i), `TIMEOUT-POLL-${i}`, 'ERP', 1));
+    // Every attempt of two calls: as many as a record has attempts.
+    let polls = 0;
+    const gateway = await timingOutGateway(
+      sandbox.url,
+      (method, path) => isPoll(method, path) && ++polls <= 4,
+    );
+    const before = sandbox.state.stats.snapshot().bulkSubmissions;
+    try {
+      const { matches, deadLetters, summary } = await enrich(gateway, partners.map(line), 500, TWO_ATTEMPTS);
+      expect(deadLetters).toEqual([]);
+      expect(matches.map((m) => m['partnerId']).sort()).toEqual(partners.map((p) => p.partnerId));
+      expect(polls).toBeGreaterThan(4);
+      expect(sandbox.state.stats.snapshot().bulkSubmissions - before).toBe(1);
+      expect(summary.quotaConsumed).toBe(3);
+    } finally {
+      await gateway.close();
     }
   });
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pipelineEvents } from '../../src/observability/events.ts';
+import { isServiceFault } from '../../src/pipeline/errors.ts';
 import { RefDataHttpError, RefDataTransportError, retryChannel } from '../../src/refdata/index.ts';
 import { clientFor, rejectionOf } from './support/client-fixtures.ts';
 import { manualClock, startTestServer, type TestServer } from './support/refdata-test-server.ts';
@@ -47,6 +48,25 @@ describe('retries of the reference data client', () => {
     await clientFor(server.url, 'apiKey', {}, clock).createBulkLookup({ body: { tasks: [] } });
     expect(server.requests).toHaveLength(2);
     expect(clock.sleeps).toEqual([1_000]);
+  });
+
+  it('regression: a create answered 408 was not repeated, though a 408 was not processed (the server timed out waiting for the request)', async () => {
+    server = await startTestServer(failing(408, 1));
+    const clock = manualClock();
+    const result = await clientFor(server.url, 'apiKey', {}, clock).createBulkLookup({ body: { tasks: [] } });
+    expect(result).toEqual(bulk);
+    expect(server.requests).toHaveLength(2);
+    expect(clock.sleeps).toEqual([75]);
+  });
+
+  it('regression: a 408 still failing after the retries was an unexpected status, not a service fault the pipeline waits out', async () => {
+    server = await startTestServer(failing(408, 5));
+    const client = clientFor(server.url, 'apiKey', { retry: { maxAttempts: 2 } });
+    const error = await rejectionOf(client.createBulkLookup({ body: { tasks: [] } }));
+    expect(error).toBeInstanceOf(RefDataHttpError);
+    expect(error).toMatchObject({ code: 'REFDATA_REQUEST_TIMEOUT', status: 408, canRetry: true });
+    expect(isServiceFault(error as RefDataHttpError)).toBe(true);
+    expect(server.requests).toHaveLength(2);
   });
 
   it('gives up with the 429 when Retry-After exceeds maxRetryAfterMs', async () => {

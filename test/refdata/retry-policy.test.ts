@@ -31,6 +31,7 @@ describe('the retry policy', () => {
 
   it.each([
     [{ kind: 'status', status: 429 }, false, true],
+    [{ kind: 'status', status: 408 }, false, true],
     [{ kind: 'status', status: 503 }, true, true],
     [{ kind: 'status', status: 503 }, false, false],
     [{ kind: 'status', status: 400 }, true, false],
