@@ -44,7 +44,10 @@ export function logObserver(logger: Logger): PipelineObserver {
     intentAdopted: (records) =>
       logger.warn({ records }, 'a submission intent outlived its lease: looked up under the quota it spent'),
     bulkGone: (records) =>
-      logger.warn({ records }, 'the service no longer knows a bulk it created: its records are looked up anew'),
+      logger.warn(
+        { records },
+        'the service no longer knows a bulk it created: its records are looked up anew',
+      ),
     partitionsAssigned: (partitions) => logger.info({ partitions }, 'partitions assigned'),
     partitionsRevoked: (partitions) =>
       logger.info({ partitions }, 'partitions revoked: their work is dropped'),
