@@ -39,9 +39,11 @@ export interface BulkPage {
 }
 
 export interface BulkLookupApi {
+  /** `timeoutMs` overrides the client's time-out of one attempt. */
   createBulk(
     tasks: { id: string; jsonRecord: JsonRecord }[],
     parameters: LookupParameters,
+    timeoutMs?: number,
   ): Promise<{ id: string }>;
   readBulk(id: string, page: { limit: number; startAfter?: string }): Promise<BulkPage>;
 }

@@ -41,12 +41,14 @@ export class BulkRunner {
 
   /**
    * Submits the bulk and records it in the ledger; resolves with its id once the ledger has
-   * it, so that it is never paid for twice. Read its results with collect().
+   * it, so that it is never paid for twice. Read its results with collect(). `timeoutMs`
+   * overrides the client's time-out of the create.
    */
-  async submit(submissionId: string, tasks: BulkTask[]): Promise<string> {
+  async submit(submissionId: string, tasks: BulkTask[], timeoutMs?: number): Promise<string> {
     const { id } = await this.#api.createBulk(
       tasks.map((t) => ({ id: t.taskId, jsonRecord: t.jsonRecord })),
       this.#options.lookup,
+      timeoutMs,
     );
     const recorded = tasks.map(({ taskId, hash, positions }) => ({ taskId, hash, positions }));
     // The bulk exists and is paid for: its record is written, however long the state topic

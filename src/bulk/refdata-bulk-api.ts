@@ -12,18 +12,21 @@ const CANDIDATES_PER_TASK = 10;
 
 export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
   return {
-    async createBulk(tasks, parameters) {
-      const bulk = await client.createBulkLookup({
-        body: {
-          ...parameters,
-          featuresOn: parameters.featuresOn as Schemas['LookupFeature'][],
-          featuresOff: parameters.featuresOff as Schemas['LookupFeature'][],
-          // In a bulk, `limit` caps the candidates per task (as in a v4 lookup); result pages
-          // are sized on read.
-          limit: CANDIDATES_PER_TASK,
-          tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
+    async createBulk(tasks, parameters, timeoutMs) {
+      const bulk = await client.createBulkLookup(
+        {
+          body: {
+            ...parameters,
+            featuresOn: parameters.featuresOn as Schemas['LookupFeature'][],
+            featuresOff: parameters.featuresOff as Schemas['LookupFeature'][],
+            // In a bulk, `limit` caps the candidates per task (as in a v4 lookup); result pages
+            // are sized on read.
+            limit: CANDIDATES_PER_TASK,
+            tasks: tasks.map((task) => ({ id: task.id, businessPartner: { jsonRecord: task.jsonRecord } })),
+          },
         },
-      });
+        timeoutMs === undefined ? {} : { timeoutMs },
+      );
       if (!bulk.id) throw new BulkError('BULK_CREATED_WITHOUT_ID', 'bulk lookup created without an id');
       return { id: bulk.id };
     },

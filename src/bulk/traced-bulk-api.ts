@@ -6,11 +6,11 @@ import type { BulkLookupApi } from './bulk-api.ts';
 
 export function tracedBulkApi(api: BulkLookupApi): BulkLookupApi {
   return {
-    createBulk: (tasks, parameters) =>
+    createBulk: (tasks, parameters, timeoutMs) =>
       traced(
         'bulk submit',
         { 'partner_enrich.bulk.tasks': tasks.length },
-        () => api.createBulk(tasks, parameters),
+        () => api.createBulk(tasks, parameters, timeoutMs),
         ({ id }) => ({ 'partner_enrich.bulk.id': id }),
       ),
     readBulk: (id, page) =>

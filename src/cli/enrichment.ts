@@ -135,6 +135,7 @@ export function pipelineOptions(config: Config): PipelineOptions {
     commitIntervalMs: config.delivery === 'exactly-once' ? config.exactlyOnce.commitIntervalMs : 1000,
     // Longer than one request to the service can take, twice: a live submitter renews well before.
     submissionLeaseMs: 2 * config.refdata.timeoutMs,
+    requestTimeoutMs: config.refdata.timeoutMs,
     stateCheckpointIntervalMs: config.state.checkpointIntervalMs,
   };
 }
@@ -181,7 +182,8 @@ function assemble(
   retryChannel.subscribe(onRetry);
   const bulkApi = refDataBulkApi(client);
   const limitedBulkApi: typeof bulkApi = {
-    createBulk: (tasks, parameters) => limiter.run(() => bulkApi.createBulk(tasks, parameters)),
+    createBulk: (tasks, parameters, timeoutMs) =>
+      limiter.run(() => bulkApi.createBulk(tasks, parameters, timeoutMs)),
     readBulk: (id, page) => limiter.run(() => bulkApi.readBulk(id, page)),
   };
   const quotaCheck = usageQuotaCheck(client, {

@@ -48,6 +48,12 @@ export interface LookupOptions {
   thresholds: Thresholds;
   /** How long an intent stands unrenewed before another member takes it for abandoned. */
   submissionLeaseMs: number;
+  /**
+   * The client's time-out of one request. A create that timed out may have been made: each
+   * retry after one waits twice as long (up to 16 times this), so that a slow service's answer
+   * arrives at last instead of every retry making, and paying for, another bulk.
+   */
+  requestTimeoutMs?: number;
 }
 
 export interface LookupParts {
@@ -73,6 +79,9 @@ export interface LookupParts {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How much longer than one request a create's retries after time-outs may wait, at most. */
+const MAX_CREATE_TIMEOUT_FACTOR = 16;
 
 const ledgerTask = (work: PartnerWork): LedgerTask => ({
   taskId: work.id,
@@ -347,15 +356,17 @@ export class LookupCoordinator {
       paying(works, submissionId);
       observer.bulkSubmitted?.(works.length);
       const tasks = works.map((work) => ({ ...ledgerTask(work), jsonRecord: work.jsonRecord as JsonRecord }));
+      let timeoutMs: number | undefined;
       for (let attempt = 1; ; attempt += 1) {
         try {
-          const bulkId = await runner.submit(submissionId, tasks);
+          const bulkId = await runner.submit(submissionId, tasks, timeoutMs);
           // The quota paid for this bulk is used up; a retry after a FAILED task pays anew.
           for (const work of works) work.prepaid = false;
           return bulkId;
         } catch (error) {
           const failure = this.#known(error);
           if (!failure || !isServiceFault(failure) || this.#stopped) throw error;
+          timeoutMs = this.#longerCreate(failure, timeoutMs);
           observer.retry?.(failure.code, attempt);
           await sleep(backoffDelay(attempt, this.#options.retry));
         }
@@ -364,6 +375,13 @@ export class LookupCoordinator {
       clearInterval(renewal);
       this.#submitting.delete(submissionId);
     }
+  }
+
+  /** The time-out of a create's next attempt: twice the last after a time-out (see requestTimeoutMs). */
+  #longerCreate(failure: PartnerEnrichError, timeoutMs: number | undefined): number | undefined {
+    const base = this.#options.requestTimeoutMs;
+    if (base === undefined || failure.code !== 'REFDATA_TIMEOUT') return timeoutMs;
+    return Math.min(2 * (timeoutMs ?? base), MAX_CREATE_TIMEOUT_FACTOR * base);
   }
 
   /** Whether the writer of an intent still works on it (in the group, not orphaned here); undefined where unknown. */

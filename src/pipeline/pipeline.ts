@@ -49,6 +49,8 @@ export interface PipelineOptions {
   commitIntervalMs: number;
   /** How long a submission intent stands unrenewed before another member takes it for abandoned. */
   submissionLeaseMs: number;
+  /** The reference data client's time-out of one request: a timed-out create's retries wait longer. */
+  requestTimeoutMs?: number;
   /** How often the partner state's checkpoints move (and at stop); 10 s when unset. */
   stateCheckpointIntervalMs?: number;
 }

@@ -24,6 +24,7 @@ async function enrich(
   lines: string[],
   maxTasks = 500,
   retry?: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number },
+  timeoutMs?: number,
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'enrich-'));
   await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
@@ -32,7 +33,7 @@ async function enrich(
     overrides: {
       source: 'file',
       files: { input: join(dir, 'in.ndjson'), outputDir: join(dir, 'out') },
-      refdata: { baseUrl: service.url, apiKey: 'sandbox-api-key' },
+      refdata: { baseUrl: service.url, apiKey: 'sandbox-api-key', ...(timeoutMs ? { timeoutMs } : {}) },
       batching: { lingerMs: 20, maxTasks },
       polling: { initialDelayMs: 10, maxDelayMs: 100 },
       ...(retry ? { retry } : {}),
@@ -61,14 +62,19 @@ async function enrich(
 const line = (partner: PartnerRecord) => JSON.stringify(partner);
 
 /**
- * A fake front server before the sandbox: to the requests `timesOut` picks it answers 408, as
- * one that timed out waiting for the request does, without passing them on; the rest go to the
- * sandbox as they came.
+ * A fake front server before the sandbox. For each request `fault` says: 'time-out', answer
+ * 408 as one that timed out waiting for the request does, without passing it on; a number,
+ * pass it on and hold the sandbox's answer back that many milliseconds (a slow service); or
+ * nothing, pass it on as it came.
  */
-async function timingOutGateway(target: string, timesOut: (method: string, path: string) => boolean) {
+async function faultyGateway(
+  target: string,
+  fault: (method: string, path: string) => 'time-out' | number | undefined,
+) {
   const upstream = new URL(target);
   const server = createServer((incoming, outgoing) => {
-    if (timesOut(incoming.method ?? 'GET', incoming.url ?? '/')) {
+    const chosen = fault(incoming.method ?? 'GET', incoming.url ?? '/');
+    if (chosen === 'time-out') {
       incoming.resume();
       outgoing.writeHead(408, { 'content-type': 'application/json', connection: 'close' });
       outgoing.end(JSON.stringify({ code: 'REQUEST_TIMEOUT', message: 'request not received in time' }));
@@ -77,10 +83,11 @@ async function timingOutGateway(target: string, timesOut: (method: string, path:
     const { method, url: path, headers } = incoming;
     const forwarded = request(
       { host: upstream.hostname, port: upstream.port, method, path, headers },
-      (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(outgoing);
-      },
+      (answer) =>
+        setTimeout(() => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        }, chosen ?? 0),
     );
     incoming.pipe(forwarded);
   });
@@ -210,9 +217,8 @@ describe('the pipeline, per partner', () => {
     const partners = [40, 41, 42].map((i) => partnerOf(organization(i), `TIMEOUT-CREATE-${i}`, 'ERP', 1));
     // Every attempt of the client's first call: the pipeline has to call again.
     let creates = 0;
-    const gateway = await timingOutGateway(
-      sandbox.url,
-      (method, path) => isCreate(method, path) && ++creates <= 2,
+    const gateway = await faultyGateway(sandbox.url, (method, path) =>
+      isCreate(method, path) && ++creates <= 2 ? 'time-out' : undefined,
     );
     const before = sandbox.state.stats.snapshot().bulkSubmissions;
     try {
@@ -227,13 +233,33 @@ describe('the pipeline, per partner', () => {
     }
   });
 
+  it('regression: a create answered after refdata.timeoutMs was made again by every retry, each bulk paid (a slow service: a bulk per attempt, without end); each retry after a time-out waits twice as long', async () => {
+    const partners = [46, 47, 48].map((i) => partnerOf(organization(i), `SLOW-CREATE-${i}`, 'ERP', 1));
+    // Every create's answer comes 1.5 s after the service made the bulk; the client waits 1 s.
+    let creates = 0;
+    const gateway = await faultyGateway(sandbox.url, (method, path) =>
+      isCreate(method, path) ? (creates++, 1_500) : undefined,
+    );
+    const before = sandbox.state.stats.snapshot().bulkSubmissions;
+    try {
+      const { matches, deadLetters } = await enrich(gateway, partners.map(line), 500, TWO_ATTEMPTS, 1_000);
+      expect(deadLetters).toEqual([]);
+      expect(matches.map((m) => m['partnerId']).sort()).toEqual(partners.map((p) => p.partnerId));
+      // The first attempt timed out after the bulk was made (paid twice: the window that stays);
+      // the second waited 2 s and had its answer.
+      expect(creates).toBe(2);
+      expect(sandbox.state.stats.snapshot().bulkSubmissions - before).toBe(2);
+    } finally {
+      await gateway.close();
+    }
+  }, 30_000);
+
   it("regression: each 408 on a bulk's poll spent one of its records' retry.maxAttempts (a 408 was not processed: it is waited out)", async () => {
     const partners = [43, 44, 45].map((i) => partnerOf(organization(i), `TIMEOUT-POLL-${i}`, 'ERP', 1));
     // Every attempt of two calls: as many as a record has attempts.
     let polls = 0;
-    const gateway = await timingOutGateway(
-      sandbox.url,
-      (method, path) => isPoll(method, path) && ++polls <= 4,
+    const gateway = await faultyGateway(sandbox.url, (method, path) =>
+      isPoll(method, path) && ++polls <= 4 ? 'time-out' : undefined,
     );
     const before = sandbox.state.stats.snapshot().bulkSubmissions;
     try {
