@@ -11,10 +11,15 @@ const secretPaths = new Set(configOptions.filter((option) => option.secret).map(
 /** `https://user:password@host` -> `https://user:[redacted]@host`; credentials also hide in URLs. */
 const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):[^/?#@]*@/i;
 
+/** `text` with the credentials a URL in it may carry replaced: for any URL that is shown. */
+export function redactUrl(text: string): string {
+  return text.replace(URL_PASSWORD, `$1:${REDACTED}@`);
+}
+
 function redact(value: unknown, path: string): unknown {
   if (value === undefined) return undefined;
   if (secretPaths.has(path)) return REDACTED;
-  if (typeof value === 'string') return value.replace(URL_PASSWORD, `$1:${REDACTED}@`);
+  if (typeof value === 'string') return redactUrl(value);
   if (Array.isArray(value)) return value.map((item) => redact(item, path));
   if (isPlainObject(value)) {
     return Object.fromEntries(

@@ -19,7 +19,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { Config } from '../config/index.ts';
+import { redactUrl, type Config } from '../config/index.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { InputRecord, PartnerWork } from '../pipeline/records.ts';
 import type { Logger } from './logger.ts';
@@ -58,7 +58,10 @@ export async function startTracing(options: Config['tracing'], logger: Logger): 
   const sdk = startTracingSdk(options, logger);
   tracer = trace.getTracer(TRACER_NAME);
   enabled = true;
-  logger.info({ endpoint: options.endpoint, protocol: options.protocol }, 'tracing: exporting spans');
+  logger.info(
+    { endpoint: redactUrl(options.endpoint), protocol: options.protocol },
+    'tracing: exporting spans',
+  );
   return async () => {
     enabled = false;
     const budget = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_BUDGET_MS).unref());

@@ -65,6 +65,18 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stderr).toContain('batching.maxTasks');
   });
 
+  it('regression: run logged the tracing endpoint with its password', async () => {
+    const { code, stdout, stderr } = await runCli(['run'], {
+      PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+      PARTNER_ENRICH_KAFKA__BROKERS: '127.0.0.1:1',
+      PARTNER_ENRICH_TRACING__ENABLED: 'true',
+      PARTNER_ENRICH_TRACING__ENDPOINT: 'https://otlpuser:OTLPtok3n@127.0.0.1:1',
+    });
+    expect(code).toBe(2);
+    expect(stdout).toContain('"endpoint":"https://otlpuser:[redacted]@127.0.0.1:1"');
+    expect(stdout + stderr).not.toContain('OTLPtok3n');
+  });
+
   it('demo enriches an NDJSON file through the sandbox and prints the summary table', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 400);
