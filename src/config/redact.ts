@@ -1,5 +1,6 @@
 // What may be shown of a configuration: `partner-enrich config check` prints it and the
 // pipeline logs it at start, so every credential is replaced before it leaves here.
+import { SECRET_LOG_KEYS } from '../observability/log-redaction.ts';
 import { configOptions } from './options.ts';
 import { isPlainObject } from './plain-objects.ts';
 import type { Config } from './schema.ts';
@@ -8,12 +9,53 @@ export const REDACTED = '[redacted]';
 
 const secretPaths = new Set(configOptions.filter((option) => option.secret).map((option) => option.path));
 
-/** `https://user:password@host` -> `https://user:[redacted]@host`; credentials also hide in URLs. */
-const URL_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):[^/?#@]*@/i;
+const SECRET_PARAMETERS = new Set(SECRET_LOG_KEYS.map((key) => key.toLowerCase()));
 
-/** `text` with the credentials a URL in it may carry replaced: for any URL that is shown. */
-export function redactUrl(text: string): string {
-  return text.replace(URL_PASSWORD, `$1:${REDACTED}@`);
+/** Query parameters (`name=value`) named like a credential, in text that is not a URL. */
+const SECRET_PARAMETER_TEXT = new RegExp(`([?&](?:${[...SECRET_PARAMETERS].join('|')})=)[^&#\\s]*`, 'gi');
+
+/**
+ * Everything between `scheme://` and the last `@` before the next blank, in text that is not a
+ * URL: more than the userinfo when a path holds an `@` too, never less.
+ */
+const USERINFO_TEXT = /([a-z][a-z0-9+.-]*:\/\/)\S*@/gi;
+
+const isSecretParameter = (parameter: string): boolean => {
+  const [name] = new URLSearchParams(parameter).keys();
+  return name !== undefined && SECRET_PARAMETERS.has(name.toLowerCase());
+};
+
+function redactQuery(search: string): string {
+  return search
+    .slice(1)
+    .split('&')
+    .map((parameter) => {
+      const equals = parameter.indexOf('=');
+      return equals > 0 && isSecretParameter(parameter)
+        ? `${parameter.slice(0, equals)}=${REDACTED}`
+        : parameter;
+    })
+    .join('&');
+}
+
+/**
+ * `url` with its credentials replaced: a password (`https://user:[redacted]@host`), a user
+ * name standing alone, which is often a token (`https://[redacted]@host`), and the values of
+ * query parameters the logger censors too (`?api_key=[redacted]`). Text that is not a URL has
+ * every userinfo and such parameter of the URLs in it replaced. Anything else is returned as
+ * it came; a URL with credentials comes back as the URL parser writes it.
+ */
+export function redactUrl(url: string): string {
+  const parsed = URL.parse(url);
+  if (parsed === null)
+    return url.replace(USERINFO_TEXT, `$1${REDACTED}@`).replace(SECRET_PARAMETER_TEXT, `$1${REDACTED}`);
+  const query = parsed.search === '' ? '' : `?${redactQuery(parsed.search)}`;
+  const hasUserinfo = parsed.username !== '' || parsed.password !== '';
+  if (!hasUserinfo && query === parsed.search) return url;
+  const userinfo =
+    parsed.password !== '' ? `${parsed.username}:${REDACTED}@` : hasUserinfo ? `${REDACTED}@` : '';
+  const slashes = parsed.href.startsWith(`${parsed.protocol}//`) ? '//' : '';
+  return `${parsed.protocol}${slashes}${userinfo}${parsed.host}${parsed.pathname}${query}${parsed.hash}`;
 }
 
 function redact(value: unknown, path: string): unknown {

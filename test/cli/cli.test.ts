@@ -73,7 +73,7 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       PARTNER_ENRICH_TRACING__ENDPOINT: 'https://otlpuser:OTLPtok3n@127.0.0.1:1',
     });
     expect(code).toBe(2);
-    expect(stdout).toContain('"endpoint":"https://otlpuser:[redacted]@127.0.0.1:1"');
+    expect(stdout).toContain('"endpoint":"https://otlpuser:[redacted]@127.0.0.1:1/"');
     expect(stdout + stderr).not.toContain('OTLPtok3n');
   });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { configOptions, describeConfig, loadConfig, redactConfig } from '../../src/config/index.ts';
+import {
+  configOptions,
+  describeConfig,
+  loadConfig,
+  redactConfig,
+  redactUrl,
+} from '../../src/config/index.ts';
 
 /** A distinct value per credential, so that a leak of any one of them is caught. */
 const SECRETS = {
@@ -42,13 +48,43 @@ describe('redaction', () => {
         sasl: { mechanism: 'scram-sha-512', username: 'kafka-user', password: '[redacted]' },
       },
       schemaRegistry: {
-        url: 'https://registry-user:[redacted]@registry.example.com',
+        url: 'https://registry-user:[redacted]@registry.example.com/',
         username: 'registry-user',
         password: '[redacted]',
       },
       refdata: { apiKey: '[redacted]', clientSecret: '[redacted]', dataExchangePassword: '[redacted]' },
       batching: { maxTasks: 500 },
     });
+  });
+
+  it('regression: URL redaction left part of a password with "@", a user-only token and secret query parameters in clear', () => {
+    const config = loadConfig({
+      env: {
+        PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+        PARTNER_ENRICH_REFDATA__BASE_URL: 'https://svc-user:Xy7@Secret9@ref.example.com/',
+        PARTNER_ENRICH_TRACING__ENDPOINT: 'https://tokenonly123@otlp.example.com/',
+        PARTNER_ENRICH_SCHEMA_REGISTRY__URL:
+          'https://registry.example.com/?api_key=K1&token=K2&Access_Token=K3&password=K4&secret=K5&region=eu',
+      },
+    });
+    const description = describeConfig(config);
+    for (const secret of ['Xy7', 'Secret9', 'tokenonly123', 'K1', 'K2', 'K3', 'K4', 'K5'])
+      expect(description).not.toContain(secret);
+    expect(redactConfig(config)).toMatchObject({
+      refdata: { baseUrl: 'https://svc-user:[redacted]@ref.example.com/' },
+      tracing: { endpoint: 'https://[redacted]@otlp.example.com/' },
+      schemaRegistry: {
+        url: 'https://registry.example.com/?api_key=[redacted]&token=[redacted]&Access_Token=[redacted]&password=[redacted]&secret=[redacted]&region=eu',
+      },
+    });
+  });
+
+  it('redactUrl hides the credentials of URLs in text that is not a URL, and changes nothing else', () => {
+    expect(redactUrl('registry at https://u:p@ss@h:8081/x?token=t1&a=1 did not answer')).toBe(
+      'registry at https://[redacted]@h:8081/x?token=[redacted]&a=1 did not answer',
+    );
+    for (const plain of ['http://127.0.0.1:8081', 'broker-a:9092', 'https://h/?page=2', 'plain text'])
+      expect(redactUrl(plain)).toBe(plain);
   });
 
   it('leaves the configuration itself untouched', () => {
