@@ -12,7 +12,7 @@ import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
 import type { Config } from '../config/index.ts';
 import { NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
-import { registerTopicEncoder } from '../kafka/avro-encoder.ts';
+import { registerTopicEncoder, registryEndpoint } from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
@@ -109,10 +109,11 @@ export function kafkaClientConfig(kafka: Config['kafka']): KafkaConfig {
 
 export const createKafka = (kafka: Config['kafka']): Kafka => new Kafka(kafkaClientConfig(kafka));
 
-export function createSchemaRegistry(registry: Config['schemaRegistry']): SchemaRegistry {
+export function createSchemaRegistry(settings: Config['schemaRegistry']): SchemaRegistry {
+  const registry = registryEndpoint(settings);
   return new SchemaRegistry({
     host: registry.url,
-    ...(registry.username && registry.password
+    ...(registry.username !== undefined && registry.password !== undefined
       ? { auth: { username: registry.username, password: registry.password } }
       : {}),
   });

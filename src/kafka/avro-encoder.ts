@@ -8,6 +8,7 @@
 // (Apicurio answers the loser 409 "A rule named 'COMPATIBILITY' already exists"). Which
 // compatibility a subject has is the operator's decision; the registry enforces it on the
 // registration itself, and that verdict is all the pipeline needs.
+import { redactUrl } from '../config/index.ts';
 import { SerdeError } from '../serde/errors.ts';
 import { pipelineSchema, type SchemaName } from '../serde/schemas.ts';
 
@@ -20,6 +21,34 @@ export interface RegistryEndpoint {
   url: string;
   username?: string | undefined;
   password?: string | undefined;
+}
+
+/** Percent-escapes of the URL parser undone; text it left malformed stays as written. */
+function decodeUserinfo(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/**
+ * The registry's URL without userinfo, with the Basic credentials to send: fetch refuses a URL
+ * that carries credentials, so `https://user:password@host` is split into the URL and its
+ * credentials, unless `username` and `password` are configured, which win.
+ */
+export function registryEndpoint(registry: RegistryEndpoint): RegistryEndpoint {
+  const url = new URL(registry.url);
+  if (url.username === '' && url.password === '') return registry;
+  const credentials =
+    registry.username !== undefined && registry.password !== undefined
+      ? { username: registry.username, password: registry.password }
+      : { username: decodeUserinfo(url.username), password: decodeUserinfo(url.password) };
+  url.username = '';
+  url.password = '';
+  // The parser adds a `/` to a bare host; request paths are appended with their own.
+  const bare = registry.url.endsWith('/') ? url.href : url.href.replace(/\/$/, '');
+  return { url: bare, ...credentials };
 }
 
 /** A registry that does not answer within this long is treated as not answering at all. */
@@ -48,9 +77,11 @@ async function post(registry: RegistryEndpoint, path: string, schema: string): P
     });
   } catch (error) {
     const reason = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;
-    throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry at ${registry.url}: ${reason}`, {
-      cause: error,
-    });
+    throw new SerdeError(
+      'SCHEMA_REGISTRY_UNAVAILABLE',
+      `schema registry at ${redactUrl(registry.url)}: ${redactUrl(reason)}`,
+      { cause: error },
+    );
   }
   const body = (await response.json().catch(() => ({}))) as { id?: unknown; message?: unknown };
   return {
@@ -65,10 +96,11 @@ async function post(registry: RegistryEndpoint, path: string, schema: string): P
  * compatibility level allows it, the existing id when an identical schema is already there.
  */
 export async function registerSchema(
-  registry: RegistryEndpoint,
+  configured: RegistryEndpoint,
   subject: string,
   schema: string,
 ): Promise<number> {
+  const registry = registryEndpoint(configured);
   const path = `/subjects/${encodeURIComponent(subject)}`;
   const registered = await post(registry, `${path}/versions`, schema);
   if (registered.status === 200 && registered.id !== undefined) return registered.id;
@@ -85,9 +117,11 @@ export async function registerSchema(
       { details },
     );
   if (registered.status >= 500 || registered.status === 429)
-    throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry at ${registry.url}: ${reason}`, {
-      details,
-    });
+    throw new SerdeError(
+      'SCHEMA_REGISTRY_UNAVAILABLE',
+      `schema registry at ${redactUrl(registry.url)}: ${reason}`,
+      { details },
+    );
   throw new SerdeError('SCHEMA_REGISTRATION_REJECTED', `registering ${subject}: ${reason}`, { details });
 }
 

@@ -45,7 +45,11 @@ export const kafkaSection = z.strictObject({
 
 export const schemaRegistrySection = z
   .strictObject({
-    url: httpUrl().default('http://127.0.0.1:8081').describe('Confluent-compatible schema registry root.'),
+    url: httpUrl()
+      .default('http://127.0.0.1:8081')
+      .describe(
+        'Confluent-compatible schema registry root. Credentials in it (`https://user:password@host`) are sent as HTTP Basic auth, unless username and password are set.',
+      ),
     username: nonEmptyString().optional().describe('Basic-auth user name.'),
     password: secret().optional().describe('Basic-auth password.'),
   })
