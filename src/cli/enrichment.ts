@@ -109,6 +109,15 @@ export function kafkaClientConfig(kafka: Config['kafka']): KafkaConfig {
 
 export const createKafka = (kafka: Config['kafka']): Kafka => new Kafka(kafkaClientConfig(kafka));
 
+/**
+ * The cluster's client once one of its brokers answered: a command started against a cluster
+ * that is not there fails within seconds (KAFKA_UNAVAILABLE), not after the client's retries.
+ */
+export async function reachableKafka(kafka: Config['kafka']): Promise<Kafka> {
+  await probeBrokers(kafkaClientConfig(kafka));
+  return createKafka(kafka);
+}
+
 export function createSchemaRegistry(settings: Config['schemaRegistry']): SchemaRegistry {
   const registry = registryEndpoint(settings);
   return new SchemaRegistry({
@@ -308,8 +317,7 @@ function stateDir(config: Config): { dir: string; remove: () => Promise<void> } 
 
 /** Kafka at both ends, Avro through the schema registry, state in the internal topic. */
 export async function createKafkaEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
-  await probeBrokers(kafkaClientConfig(config.kafka));
-  const kafka = createKafka(config.kafka);
+  const kafka = await reachableKafka(config.kafka);
   const registry = createSchemaRegistry(config.schemaRegistry);
   const { topics } = config;
   // What is open so far, closed (last first) when a later step fails: a failed start must

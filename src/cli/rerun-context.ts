@@ -2,12 +2,11 @@
 // the input topics' partition counts, and the view of a job derived from both.
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/index.ts';
-import { probeBrokers } from '../kafka/broker-probe.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { RerunError } from '../rerun/errors.ts';
 import type { RerunJob } from '../rerun/rerun-job.ts';
 import { rerunView, type RerunView } from '../rerun/rerun-view.ts';
-import { createKafka, kafkaClientConfig } from './enrichment.ts';
+import { reachableKafka } from './enrichment.ts';
 
 export interface RerunContext {
   readonly store: KafkaRerunJobStore;
@@ -21,8 +20,7 @@ export interface RerunContext {
 
 /** Opens the state topic and reads it to its end. */
 export async function openRerunContext(config: Config): Promise<RerunContext> {
-  await probeBrokers(kafkaClientConfig(config.kafka));
-  const kafka = createKafka(config.kafka);
+  const kafka = await reachableKafka(config.kafka);
   const store = new KafkaRerunJobStore(kafka, config.topics.state);
   const admin = kafka.admin();
   try {

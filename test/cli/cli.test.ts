@@ -77,6 +77,19 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stdout + stderr).not.toContain('OTLPtok3n');
   });
 
+  it.each(['topics create', 'dlq replay --dry-run'])(
+    "regression: %s against an unreachable broker hung in the client's retries and ended as an unexpected failure",
+    async (command) => {
+      const { code, stderr } = await runCli(command.split(' '), {
+        PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+        PARTNER_ENRICH_KAFKA__BROKERS: '127.0.0.1:1',
+      });
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/^partner-enrich: KAFKA_UNAVAILABLE: no broker of 127\.0\.0\.1:1 answered: /);
+      expect(stderr).not.toContain('unexpected failure');
+    },
+  );
+
   it('demo enriches an NDJSON file through the sandbox and prints the summary table', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 400);

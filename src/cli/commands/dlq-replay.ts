@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { KafkaMessage } from 'kafkajs';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
-import { createKafka } from '../enrichment.ts';
+import { reachableKafka } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 
 interface ReplayOptions {
@@ -45,7 +45,7 @@ export function registerDlqReplay(program: Command): void {
     .option('--dry-run', 'count what would be replayed, by stage and code, without publishing')
     .action(async (options: ReplayOptions, command: Command) => {
       const config = commandConfig(command, {}, true);
-      const kafka = createKafka(config.kafka);
+      const kafka = await reachableKafka(config.kafka);
       const take = deadLetterFilter(options);
       const chosen: KafkaMessage[] = [];
       const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message) => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createPipelineTopics } from '../../kafka/topics.ts';
-import { createKafka } from '../enrichment.ts';
+import { reachableKafka } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 
 export function registerTopicsCreate(program: Command): void {
@@ -14,7 +14,7 @@ export function registerTopicsCreate(program: Command): void {
     )
     .action(async (_options, command: Command) => {
       const config = commandConfig(command, {}, true);
-      const admin = createKafka(config.kafka).admin();
+      const admin = (await reachableKafka(config.kafka)).admin();
       await admin.connect();
       try {
         const created = await createPipelineTopics(admin, config.topics, config.topics);
