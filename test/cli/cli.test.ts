@@ -90,6 +90,24 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     },
   );
 
+  it.each([
+    ['PARTNER_ENRICH_REFDATA__TIMEOUT_MS', 'refdata.timeoutMs'],
+    ['PARTNER_ENRICH_RETRY__INITIAL_DELAY_MS', 'retry.initialDelayMs'],
+  ])(
+    'regression: config check passed %s=0, which the reference data client refuses later',
+    async (variable, path) => {
+      const { code, stderr } = await runCli(['config', 'check', '--quota'], {
+        PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+        PARTNER_ENRICH_REFDATA__BASE_URL: 'http://127.0.0.1:1',
+        [variable]: '0',
+      });
+      expect(code).toBe(2);
+      expect(stderr).toContain('CONFIG_INVALID');
+      expect(stderr).toContain(`${path}: Too small`);
+      expect(stderr).not.toContain('REFDATA_INVALID_OPTIONS');
+    },
+  );
+
   it('demo enriches an NDJSON file through the sandbox and prints the summary table', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 400);

@@ -24,15 +24,15 @@ export function registerConfigCheck(program: Command): void {
 
 /** One line on the quota window against `batching.maxTasks`; never fails the check. */
 async function quotaWindowReport(config: Config): Promise<string> {
-  const check = usageQuotaCheck(createRefDataClient(config.refdata, { ...config.retry, maxAttempts: 1 }), {
-    serviceTechnicalKey: config.quota.serviceTechnicalKey,
-    organizationId: config.refdata.organizationId,
-    ...(config.refdata.workspaceId ? { workspaceId: config.refdata.workspaceId } : {}),
-    preferredUsername: config.refdata.credentialUsername,
-  });
   let room;
   try {
-    room = await check.room();
+    const client = createRefDataClient(config.refdata, { ...config.retry, maxAttempts: 1 });
+    room = await usageQuotaCheck(client, {
+      serviceTechnicalKey: config.quota.serviceTechnicalKey,
+      organizationId: config.refdata.organizationId,
+      ...(config.refdata.workspaceId ? { workspaceId: config.refdata.workspaceId } : {}),
+      preferredUsername: config.refdata.credentialUsername,
+    }).room();
   } catch (error) {
     return `quota window: unknown, the usage API did not answer (${(error as Error).message})`;
   }

@@ -33,8 +33,8 @@ export const rateLimitSection = z.strictObject({
 export const retrySection = z
   .strictObject({
     maxAttempts: positiveInt(5).describe('Attempts of a failed request, the first included.'),
-    initialDelayMs: durationMs(200).describe('Wait before the first retry.'),
-    maxDelayMs: durationMs(30_000).describe('Longest wait between retries.'),
+    initialDelayMs: positiveInt(200).describe('Wait before the first retry.'),
+    maxDelayMs: positiveInt(30_000).describe('Longest wait between retries.'),
   })
   .superRefine(startNotAboveCap('initialDelayMs', 'maxDelayMs'));
 
