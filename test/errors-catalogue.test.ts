@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BULK_ERROR_CODES } from '../src/bulk/errors.ts';
 import { CONFIG_ERROR_CODES } from '../src/config/index.ts';
+import { FILES_ERROR_CODES } from '../src/files/errors.ts';
 import { KAFKA_ERROR_CODES, SINK_ERROR_CODES } from '../src/kafka/errors.ts';
 import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
 import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
@@ -18,6 +19,7 @@ import { STATE_ERROR_CODES } from '../src/state/errors.ts';
 const CODES = [
   ...CONFIG_ERROR_CODES,
   ...SERDE_ERROR_CODES,
+  ...FILES_ERROR_CODES,
   ...MAPPING_ERROR_CODES,
   ...BULK_ERROR_CODES,
   ...SINK_ERROR_CODES,

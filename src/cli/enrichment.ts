@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
@@ -288,16 +289,26 @@ function enrichment(
 }
 
 /** Files at both ends: NDJSON PartnerRecords in, NDJSON outputs in a folder. */
+/**
+ * `files.input`, else the example input that comes with partner-enrich: found from this module,
+ * as `demo` may be started from any directory (`src/cli` and the bundle's `dist/bin` are both
+ * two levels below the package).
+ */
+export const inputFile = (files: Config['files']): string =>
+  files.input ?? fileURLToPath(new URL('../../examples/partners.ndjson', import.meta.url));
+
 export async function createFileEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
   const decoder = mapping ? mapping.decoder : jsonPartnerDecoder();
   const ledger = new BulkLedger(memoryLedgerStore());
+  // Made first: an output directory that cannot be is reported as such, not by the state's removal.
+  const sink = await NdjsonSink.create(config.files.outputDir);
   // Each run starts afresh, as its output files do; the state lives beside them.
   const stateDir = join(config.files.outputDir, 'state');
   await rm(stateDir, { recursive: true, force: true });
   const ends: Ends = {
-    source: new NdjsonSource(config.files.input),
-    sink: await NdjsonSink.create(config.files.outputDir),
+    source: new NdjsonSource(inputFile(config.files)),
+    sink,
     decoder,
     ledger,
     state: new PartnerState({ dir: stateDir }),

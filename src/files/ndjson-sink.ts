@@ -4,6 +4,7 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
+import { fileError } from './errors.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 
 export const OUTPUT_FILES: Record<OutputName, string> = {
@@ -46,11 +47,17 @@ export class NdjsonSink implements OutputSink {
   }
 
   static async create(dir: string): Promise<NdjsonSink> {
-    await mkdir(dir, { recursive: true });
     const sink = new NdjsonSink(dir);
-    // Each run writes fresh files: outputs of an earlier run are replaced, not appended to.
-    for (const output of Object.keys(OUTPUT_FILES) as OutputName[]) {
-      sink.#files.set(output, open(join(dir, OUTPUT_FILES[output]), 'w'));
+    try {
+      await mkdir(dir, { recursive: true });
+      // Each run writes fresh files: outputs of an earlier run are replaced, not appended to.
+      for (const output of Object.keys(OUTPUT_FILES) as OutputName[]) {
+        sink.#files.set(output, open(join(dir, OUTPUT_FILES[output]), 'w'));
+      }
+      await Promise.all(sink.#files.values());
+    } catch (error) {
+      await sink.close().catch(() => {});
+      throw fileError('FILE_OUTPUT_UNWRITABLE', 'output directory', dir, error);
     }
     return sink;
   }

@@ -2,10 +2,12 @@
 // partition whose offsets are line numbers. A line `{"partnerId": "...", "deleted": true}`
 // is a tombstone, as a null value is on Kafka.
 import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
+import { fileError } from './errors.ts';
 
 function tombstoneKey(line: string): string | undefined {
   if (!line.includes('"deleted"')) return undefined;
@@ -15,6 +17,17 @@ function tombstoneKey(line: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Records (non-blank lines) in the file: FILE_INPUT_UNREADABLE when it cannot be read. */
+export async function countRecords(path: string): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw fileError('FILE_INPUT_UNREADABLE', 'input file', path, error);
+  }
+  return text.split('\n').filter((line) => line.trim()).length;
 }
 
 export class NdjsonSource implements RecordSource {

@@ -331,7 +331,9 @@ export function deleteOutputs(
   ];
 }
 
-export type FailureStage = 'decode' | 'mapping' | 'lookup' | 'output';
+/** Where a record failed, in its dead letter's `pe.stage` header. */
+export const FAILURE_STAGES = ['decode', 'mapping', 'lookup', 'output'] as const;
+export type FailureStage = (typeof FAILURE_STAGES)[number];
 
 /** The original bytes with the reason in headers, so the record can be replayed after a fix. */
 export function deadLetter(

@@ -3,10 +3,15 @@
 
 import { PartnerEnrichError } from '../errors.ts';
 
-export const SANDBOX_ERROR_CODES = ['SANDBOX_INVALID_OPTIONS'] as const;
+export const SANDBOX_ERROR_CODES = [
+  /** Options outside their schema. */
+  'SANDBOX_INVALID_OPTIONS',
+  /** The port cannot be listened on (in use, or not allowed). details: host, port, systemCode. */
+  'SANDBOX_LISTEN_FAILED',
+] as const;
 export type SandboxErrorCode = (typeof SANDBOX_ERROR_CODES)[number];
 
-/** The sandbox was started with options outside their schema. */
+/** The sandbox could not start. */
 export class SandboxError extends PartnerEnrichError<SandboxErrorCode> {}
 
 export const SANDBOX_HTTP_ERROR_CODES = [

@@ -2,6 +2,7 @@
 
 import type { AddressInfo } from 'node:net';
 import { buildSandboxApp } from './app.ts';
+import { SandboxError } from './errors.ts';
 import type { SandboxOptions } from './options.ts';
 import type { SandboxState } from './state/sandbox-state.ts';
 
@@ -15,7 +16,18 @@ export interface RunningSandbox {
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const sandbox = buildSandboxApp(options);
   const { app } = sandbox;
-  await app.listen({ port: sandbox.options.port, host: sandbox.options.host });
+  const { port: wanted, host: on } = sandbox.options;
+  try {
+    await app.listen({ port: wanted, host: on });
+  } catch (error) {
+    await app.close();
+    const systemCode = (error as NodeJS.ErrnoException).code;
+    throw new SandboxError(
+      'SANDBOX_LISTEN_FAILED',
+      `the sandbox cannot listen on ${on}:${wanted}: ${(error as Error).message}`,
+      { cause: error, details: { host: on, port: wanted, ...(systemCode ? { systemCode } : {}) } },
+    );
+  }
   const { address, port } = app.server.address() as AddressInfo;
   const host = address.includes(':') ? `[${address}]` : address;
   return {

@@ -1,6 +1,9 @@
 // The command line without Kafka: help texts, configuration check, and the embedded
 // default (`demo`, what `npm start` runs) on a small input.
+import { once } from 'node:events';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -131,5 +134,89 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(matches.filter((m) => JSON.parse(m).outcome === 'MATCH').length).toBeGreaterThan(200);
     for (const letter of deadLetters)
       expect(JSON.parse(letter).headers['pe.error.code']).toMatch(/^(DECODE|MAPPING)_/);
+  });
+  it('regression: demo with an input that cannot be read ended as an unexpected failure with a stack', async () => {
+    const { code, stderr } = await runCli(['demo', '--no-progress', '--input', '/nonexistent.ndjson']);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /^partner-enrich: FILE_INPUT_UNREADABLE: input file \/nonexistent\.ndjson cannot be used: ENOENT/,
+    );
+    expect(stderr).not.toContain('unexpected failure');
+  });
+
+  it('regression: demo with an output directory under a file ended as an unexpected failure with a stack', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    await writeFile(join(dir, 'afile'), '');
+    const input = join(dir, 'in.ndjson');
+    await writeFile(
+      input,
+      (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 5).join('\n'),
+    );
+    const outputDir = join(dir, 'afile', 'sub');
+    const { code, stderr } = await runCli([
+      'demo',
+      '--no-progress',
+      '--orgs',
+      '100',
+      '--input',
+      input,
+      '--output-dir',
+      outputDir,
+    ]);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^partner-enrich: FILE_OUTPUT_UNWRITABLE: output directory ${outputDir} cannot be used: ENOTDIR`,
+      ),
+    );
+  });
+
+  it('regression: demo started outside the repository did not find its default input', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    const { code, stdout, stderr } = await runCli(['demo', '--no-progress', '--orgs', '2000'], {}, dir);
+    expect(code, stderr).toBe(0);
+    const records = (await readFile('examples/partners.ndjson', 'utf8'))
+      .split('\n')
+      .filter((line) => line.trim());
+    expect(stdout).toMatch(new RegExp(`│ records read\\s+│\\s+${records.length} │`));
+    expect((await readFile(join(dir, 'out', 'matches.ndjson'), 'utf8')).length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    [['--since', 'yesterday'], "option '--since <time>' argument 'yesterday' is invalid"],
+    [['--stage', 'foo'], "option '--stage <stage>' argument 'foo' is invalid"],
+  ])('regression: dlq replay %j was not refused as a bad flag value', async (flag, message) => {
+    const { code, stderr } = await runCli(['dlq', 'replay', '--dry-run', ...flag], {
+      PARTNER_ENRICH_KAFKA__BROKERS: '127.0.0.1:1',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toContain(`error: ${message}`);
+    expect(stderr).not.toContain('KAFKA_UNAVAILABLE');
+  });
+
+  it('regression: sandbox on a port in use ended as an unexpected failure with a stack', async () => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    try {
+      const { code, stderr } = await runCli([
+        'sandbox',
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--orgs',
+        '100',
+      ]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(
+        new RegExp(
+          `^partner-enrich: SANDBOX_LISTEN_FAILED: the sandbox cannot listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`,
+        ),
+      );
+    } finally {
+      server.close();
+    }
   });
 });

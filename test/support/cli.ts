@@ -1,6 +1,7 @@
 // Runs the `partner-enrich` command as a separate process, the way an operator does.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config/index.ts';
 
@@ -10,16 +11,19 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Starts the command; the caller owns the process. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn('node_modules/.bin/node', ['src/cli/main.ts', ...args], {
+const repository = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
+
+/** Starts the command, in the repository unless `cwd` says otherwise; the caller owns the process. */
+export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
+  return spawn(repository('node_modules/.bin/node'), [repository('src/cli/main.ts'), ...args], {
     env: { PATH: process.env.PATH, ...env },
+    ...(cwd === undefined ? {} : { cwd }),
   });
 }
 
 /** Runs the command to its end and returns what it printed. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  const child = startCli(args, env);
+export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<CliResult> {
+  const child = startCli(args, env, cwd);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => (stdout += chunk));

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
+import { countRecords } from '../../files/ndjson-source.ts';
 import { RunSummary } from '../../pipeline/run-summary.ts';
-import { createFileEnrichment } from '../enrichment.ts';
+import { createFileEnrichment, inputFile } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
 import { summaryTable } from '../summary-table.ts';
 
@@ -22,7 +22,10 @@ export function registerDemo(program: Command): void {
       'the embedded default: starts the sandbox reference data service in-process and enriches an NDJSON file ' +
         'through the same pipeline core as `run`, writing matches, events, storage and dead letters as NDJSON',
     )
-    .option('--input <file>', 'NDJSON PartnerRecords (default: files.input, examples/partners.ndjson)')
+    .option(
+      '--input <file>',
+      'NDJSON PartnerRecords (default: files.input, else the examples/partners.ndjson that comes with partner-enrich)',
+    )
     .option('--output-dir <dir>', 'where the output files go (default: files.outputDir, out/)')
     .option('--orgs <n>', 'organizations in the sandbox dataset', '20000')
     .option('--seed <n>', 'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)', '42')
@@ -46,7 +49,8 @@ export function registerDemo(program: Command): void {
           },
           refdata: { baseUrl: sandbox.url, auth: 'apiKey', apiKey },
         });
-        const total = (await readFile(config.files.input, 'utf8')).split('\n').filter((l) => l.trim()).length;
+        const input = inputFile(config.files);
+        const total = await countRecords(input);
         const summary = new RunSummary();
         const enrichment = await createFileEnrichment(config, summary);
         const bar = options.progress
@@ -72,7 +76,7 @@ export function registerDemo(program: Command): void {
         bar?.stop();
         await enrichment.stop(config.shutdown.graceMs);
         if (enrichment.pipeline.failure) throw enrichment.pipeline.failure;
-        console.log(summaryTable(summary, { input: config.files.input, outputDir: config.files.outputDir }));
+        console.log(summaryTable(summary, { input, outputDir: config.files.outputDir }));
       } finally {
         await sandbox.close();
       }

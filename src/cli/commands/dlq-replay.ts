@@ -1,15 +1,17 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { KafkaMessage } from 'kafkajs';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
-import { VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
+import { FAILURE_STAGES, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
+import { isoTime } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
 
 interface ReplayOptions {
   stage?: string;
   code?: string;
   partner?: string;
-  since?: string;
+  /** Epoch ms. */
+  since?: number;
   dryRun?: boolean;
 }
 
@@ -18,9 +20,7 @@ const header = (message: KafkaMessage, name: string): string | undefined =>
 
 /** Which dead letters a replay takes: every given filter must hold, and the original bytes must be there. */
 export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage) => boolean {
-  const since = options.since === undefined ? undefined : Date.parse(options.since);
-  if (since !== undefined && Number.isNaN(since))
-    throw new Error(`--since ${options.since} is not an ISO 8601 time`);
+  const { since } = options;
   return (message) =>
     header(message, VALUE_DROPPED_HEADER) === undefined &&
     (options.stage === undefined || header(message, 'pe.stage') === options.stage) &&
@@ -38,10 +38,14 @@ export function registerDlqReplay(program: Command): void {
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
         'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out',
     )
-    .option('--stage <stage>', 'only dead letters of this stage: decode, mapping or lookup')
+    .addOption(new Option('--stage <stage>', 'only dead letters of this stage').choices(FAILURE_STAGES))
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')
     .option('--partner <id>', 'only dead letters with this key (partner id)')
-    .option('--since <time>', 'only dead letters that failed at or after this ISO 8601 time')
+    .option(
+      '--since <time>',
+      'only dead letters that failed at or after this ISO 8601 time',
+      isoTime('--since'),
+    )
     .option('--dry-run', 'count what would be replayed, by stage and code, without publishing')
     .action(async (options: ReplayOptions, command: Command) => {
       const config = commandConfig(command, {}, true);

@@ -3,7 +3,11 @@ import { z } from 'zod';
 import { durationMs, nonEmptyString } from '../fields.ts';
 
 export const filesSection = z.strictObject({
-  input: nonEmptyString().default('examples/partners.ndjson').describe('NDJSON input when source is file.'),
+  input: nonEmptyString()
+    .optional()
+    .describe(
+      'NDJSON input when source is file. Unset: the examples/partners.ndjson that comes with partner-enrich, wherever the command is started.',
+    ),
   outputDir: nonEmptyString().default('out').describe('Where outputs go when source is file.'),
 });
 
