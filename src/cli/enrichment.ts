@@ -1,6 +1,6 @@
 // Composition root: builds the pipeline from the validated configuration, with Kafka or
 // files at its ends. The commands (run, demo) only choose the ends and what to watch.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
 import { BulkRunner } from '../bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
-import type { Config } from '../config/index.ts';
+import { isPemText, type Config } from '../config/index.ts';
 import { NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
 import { registerTopicEncoder, registryEndpoint } from '../kafka/avro-encoder.ts';
@@ -75,13 +75,8 @@ export function createRefDataClient(refdata: Config['refdata'], retry: Config['r
   });
 }
 
-/** PEM material may be given inline or as a path to a file. */
-const pem = (value: string | undefined): string | undefined =>
-  value === undefined
-    ? undefined
-    : !value.includes('-----BEGIN') && existsSync(value)
-      ? readFileSync(value, 'utf8')
-      : value;
+/** PEM material is given inline or as the path of a file, which the configuration checked. */
+const pem = (value: string): string => (isPemText(value) ? value : readFileSync(value, 'utf8'));
 
 export function kafkaClientConfig(kafka: Config['kafka']): KafkaConfig {
   const ssl: KafkaConfig['ssl'] =
@@ -89,9 +84,9 @@ export function kafkaClientConfig(kafka: Config['kafka']): KafkaConfig {
       ? kafka.ssl
       : {
           rejectUnauthorized: kafka.ssl.rejectUnauthorized,
-          ...(kafka.ssl.ca ? { ca: [pem(kafka.ssl.ca) as string] } : {}),
-          ...(kafka.ssl.cert ? { cert: pem(kafka.ssl.cert) as string } : {}),
-          ...(kafka.ssl.key ? { key: pem(kafka.ssl.key) as string } : {}),
+          ...(kafka.ssl.ca ? { ca: [pem(kafka.ssl.ca)] } : {}),
+          ...(kafka.ssl.cert ? { cert: pem(kafka.ssl.cert) } : {}),
+          ...(kafka.ssl.key ? { key: pem(kafka.ssl.key) } : {}),
         };
   return {
     clientId: kafka.clientId,

@@ -1,5 +1,6 @@
 // Building blocks shared by the configuration sections, so that the same kind of value
 // (a duration, a URL, a credential) is checked the same way everywhere.
+import { accessSync, constants, statSync } from 'node:fs';
 import { z } from 'zod';
 
 /**
@@ -13,6 +14,27 @@ export const secretFields = z.registry<{ secret: true }>();
 export const nonEmptyString = () => z.string().trim().min(1, 'must not be empty');
 
 export const secret = () => nonEmptyString().register(secretFields, { secret: true });
+
+/** Inline PEM text starts with a `-----BEGIN ...-----` line; anything else names a file. */
+export const isPemText = (value: string): boolean => value.includes('-----BEGIN');
+
+const isReadableFile = (path: string): boolean => {
+  try {
+    accessSync(path, constants.R_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * PEM text, or the path of a file holding it, checked here: a mistyped path would otherwise
+ * reach the TLS stack as if it were the PEM text itself and fail later as a decoder error.
+ */
+export const pemOrFile = () =>
+  nonEmptyString().refine((value) => isPemText(value) || isReadableFile(value), {
+    message: 'must be PEM text (-----BEGIN ...) or the path of a readable file',
+  });
 
 export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 

@@ -99,8 +99,9 @@ describe('defaults', () => {
   });
 
   it('fills an ssl object given without rejectUnauthorized with rejectUnauthorized true', () => {
-    const config = loadConfig({ env: API_KEY_ENV, overrides: { kafka: { ssl: { ca: '/etc/ssl/ca.pem' } } } });
-    expect(config.kafka.ssl).toEqual({ ca: '/etc/ssl/ca.pem', rejectUnauthorized: true });
+    const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const config = loadConfig({ env: API_KEY_ENV, overrides: { kafka: { ssl: { ca } } } });
+    expect(config.kafka.ssl).toEqual({ ca, rejectUnauthorized: true });
   });
 
   it('returns a configuration frozen all the way down', () => {

@@ -54,8 +54,9 @@ describe('environment variables', () => {
   });
 
   it('reach into the ssl object, which turns TLS on', () => {
-    const config = withEnv({ PARTNER_ENRICH_KAFKA__SSL__CA: '/etc/ssl/ca.pem' });
-    expect(config.kafka.ssl).toEqual({ ca: '/etc/ssl/ca.pem', rejectUnauthorized: true });
+    const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----';
+    const config = withEnv({ PARTNER_ENRICH_KAFKA__SSL__CA: ca });
+    expect(config.kafka.ssl).toEqual({ ca, rejectUnauthorized: true });
   });
 
   it('accept the conventional KAFKA_BROKERS and SCHEMA_REGISTRY_URL', () => {

@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type ConfigInput } from '../../src/config/index.ts';
 import { API_KEY_ENV, configErrorOf, problemPaths } from './helpers.ts';
@@ -111,8 +114,32 @@ describe('unknown options', () => {
     expect(error.message).toContain('kafka.brokerList: unknown option');
   });
 
+  it('regression: a TLS file path that names no readable file passed, to be read later as PEM text', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tls-'));
+    const cert = join(dir, 'tls.crt');
+    await writeFile(cert, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    const error = invalid({
+      kafka: { ssl: { key: join(dir, 'tls.kye'), cert: dir, ca: join(dir, 'ca.pem') } },
+    });
+    expect(error.details.problems).toEqual(
+      ['kafka.ssl.ca', 'kafka.ssl.cert', 'kafka.ssl.key'].map((path) => ({
+        path,
+        message: 'must be PEM text (-----BEGIN ...) or the path of a readable file',
+        source: 'overrides',
+      })),
+    );
+    expect(error.message).not.toContain(dir);
+    const pemText = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----';
+    expect(
+      loadConfig({
+        env: { PARTNER_ENRICH_REFDATA__API_KEY: 'k' },
+        overrides: { kafka: { ssl: { cert, key: pemText } } },
+      }).kafka.ssl,
+    ).toEqual({ cert, key: pemText, rejectUnauthorized: true });
+  });
+
   it('are rejected inside the ssl object', () => {
-    expect(problemPaths(invalid({ kafka: { ssl: { ca: 'ca.pem', verify: false } } }))).toEqual([
+    expect(problemPaths(invalid({ kafka: { ssl: { rejectUnauthorized: false, verify: false } } }))).toEqual([
       'kafka.ssl.verify',
     ]);
   });

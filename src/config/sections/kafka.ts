@@ -2,7 +2,15 @@
 // topic names. Every topic name is configurable so that several deployments can share
 // one cluster.
 import { z } from 'zod';
-import { durationMs, httpUrl, nonEmptyString, positiveInt, secret } from '../fields.ts';
+import {
+  durationMs,
+  httpUrl,
+  nonEmptyString,
+  pemOrFile,
+  positiveInt,
+  secret,
+  secretFields,
+} from '../fields.ts';
 
 /** host:port, with IPv6 hosts in brackets as Kafka writes them. */
 const brokerAddress = z
@@ -11,9 +19,12 @@ const brokerAddress = z
   .regex(/^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/, 'must be host:port');
 
 const sslOptions = z.strictObject({
-  ca: nonEmptyString().optional().describe('CA certificate: PEM text or a file path.'),
-  cert: nonEmptyString().optional().describe('Client certificate: PEM text or a file path.'),
-  key: secret().optional().describe('Client private key: PEM text or a file path.'),
+  ca: pemOrFile().optional().describe('CA certificate: PEM text or the path of a readable file.'),
+  cert: pemOrFile().optional().describe('Client certificate: PEM text or the path of a readable file.'),
+  key: pemOrFile()
+    .register(secretFields, { secret: true })
+    .optional()
+    .describe('Client private key: PEM text or the path of a readable file.'),
   rejectUnauthorized: z
     .boolean()
     .default(true)
