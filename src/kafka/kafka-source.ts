@@ -58,6 +58,11 @@ export class KafkaSource implements RecordSource {
       groupId: options.groupId,
       sessionTimeout: options.sessionTimeoutMs,
       allowAutoTopicCreation: false,
+      // The client's retries (about 80 s, createKafka), not kafkajs's 5 for consumers (about
+      // 10 s); past them the crash ends the pipeline and the process exits for its supervisor.
+      // kafkajs would restart the consumer in-process instead, out of its group meanwhile, for
+      // as long as the broker stays away, while the process looked ready and alive.
+      retry: { restartOnFailure: async () => false },
       // kafkajs waits this long before fetching again while every partition is paused, so a
       // resume (the quota window reset, intake drained) took effect only after it: with the
       // default 5 s, live records under a 2 s quota window stalled for whole windows and then
