@@ -199,7 +199,13 @@ function assemble(
     preferredUsername: config.refdata.credentialUsername,
   });
   const limitedQuotaCheck = {
-    consume: (amount: number) => limiter.run(() => quotaCheck.consume(amount)),
+    // Every OVER_LIMIT answer counts (the live gate's and the rerun's), not only the pause it
+    // brings: an alert on an exhausted quota looks for them in each 5 minutes it lasts.
+    consume: async (amount: number) => {
+      const status = await limiter.run(() => quotaCheck.consume(amount));
+      if (status === 'OVER_LIMIT') observer.quotaOverLimit?.();
+      return status;
+    },
     room: () => limiter.run(() => quotaCheck.room()),
   };
   const quota = config.quota.enabled

@@ -23,12 +23,11 @@ export function eventObserver(source: RecordSource): PipelineObserver {
       pipelineEvents.bulk.publish({ type: 'failed', bulkId: '', tasks, seconds: ms / 1000, code }),
     retry: (code, attempt) =>
       pipelineEvents.retry.publish({ operation: 'bulk-lookup', reason: code, attempt }),
-    intakePaused: (reason) => {
-      if (reason === 'quota') pipelineEvents.quota.publish({ type: 'over-limit' });
-      pipelineEvents.intake.publish({ type: 'paused', reason: reason as IntakePauseReason });
-    },
+    intakePaused: (reason) =>
+      pipelineEvents.intake.publish({ type: 'paused', reason: reason as IntakePauseReason }),
     intakeResumed: (reason) =>
       pipelineEvents.intake.publish({ type: 'resumed', reason: reason as IntakePauseReason }),
     quotaUsed: (amount) => pipelineEvents.quota.publish({ type: 'consumed', tasks: amount }),
+    quotaOverLimit: () => pipelineEvents.quota.publish({ type: 'over-limit' }),
   };
 }

@@ -97,6 +97,8 @@ export interface PipelineObserver {
   intakePaused?(reason: string): void;
   intakeResumed?(reason: string): void;
   quotaUsed?(amount: number): void;
+  /** The service answered a quota consume OVER_LIMIT (live or rerun). */
+  quotaOverLimit?(): void;
   committed?(positions: Committable[]): void;
   /** A commit (or a ledger release after it) failed; it is tried again at the next interval. */
   commitFailed?(reason: string): void;
@@ -124,6 +126,7 @@ const OBSERVER_EVENTS = [
   'intakePaused',
   'intakeResumed',
   'quotaUsed',
+  'quotaOverLimit',
   'committed',
   'commitFailed',
   'intentAdopted',
