@@ -11,7 +11,7 @@ export const SERDE_ERROR_CODES = [
   'DECODE_UNKNOWN_SCHEMA_ID',
   /** The writer schema cannot be read with the pipeline's reader schema. */
   'DECODE_INCOMPATIBLE_SCHEMA',
-  /** Avro bytes that end early or carry trailing garbage. */
+  /** Avro bytes that end early, carry trailing garbage, or count more array or map items than the bytes left can hold. */
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',

@@ -4,6 +4,7 @@ import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type avro from 'avsc';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
+import { blockCountCheck } from './block-counts.ts';
 import { SerdeError } from './errors.ts';
 import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes } from './utf8.ts';
 
@@ -54,6 +55,8 @@ export function jsonPartnerDecoder(): PartnerDecoder {
 
 interface KnownWriter {
   resolver: avro.Resolver;
+  /** Throws on a block count avsc would allocate before noticing the bytes end (see block-counts.ts). */
+  checkBlocks(body: Buffer): void;
   /** The writer schema with strings read as bytes, built on first need (see utf8.ts). */
   strict(): avro.Type;
 }
@@ -100,7 +103,11 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
       );
     }
     let strict: avro.Type | undefined;
-    const entry = { resolver, strict: () => (strict ??= stringsAsBytes(writer)) };
+    const entry = {
+      resolver,
+      checkBlocks: blockCountCheck(writer),
+      strict: () => (strict ??= stringsAsBytes(writer)),
+    };
     writers.set(schemaId, entry);
     return entry;
   }
@@ -119,6 +126,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     const body = value.subarray(HEADER_LENGTH);
     let decoded: unknown;
     try {
+      writer.checkBlocks(body);
       decoded = reader.fromBuffer(body, writer.resolver);
     } catch (error) {
       throw new SerdeError(

@@ -1,0 +1,144 @@
+// The Avro partner decoder on bodies that avsc alone would mishandle, with the real client
+// against a schema registry stand-in (registry-stand-in.ts).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import avro from 'avsc';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import { pipelineSchema } from '../../src/serde/schemas.ts';
+import { avroSchema, startRegistryStandIn, wire, type RegistryStandIn } from './registry-stand-in.ts';
+
+const partnerType = pipelineSchema('PartnerRecord').type;
+const long = (n: number) => avro.Type.forSchema('long').toBuffer(n);
+const string = (s: string) => avro.Type.forSchema('string').toBuffer(s);
+const partner = {
+  partnerId: 'P1',
+  sourceSystem: 'ERP',
+  names: ['Acme GmbH'],
+  legalForm: null,
+  addresses: [],
+  identifiers: [],
+  taxNumbers: [],
+  changedAt: 1,
+};
+
+/** The PartnerRecord schema with `extra` fields after its own, as a newer writer could have. */
+const writerWith = (...extra: object[]) => {
+  const schema = partnerType.schema() as { fields: object[] };
+  return { ...schema, fields: [...schema.fields, ...extra] };
+};
+
+const PARTNER_ID = 1;
+const WITH_NULLS_ID = 2;
+const WITH_MAP_ID = 3;
+const withNulls = writerWith(
+  { name: 'flags', type: { type: 'array', items: 'null' } },
+  {
+    name: 'marks',
+    type: {
+      type: 'array',
+      items: { type: 'record', name: 'Mark', fields: [{ name: 'none', type: 'null' }] },
+    },
+  },
+);
+const withMap = writerWith({ name: 'tags', type: { type: 'map', values: 'string' } });
+
+let registry: RegistryStandIn;
+beforeAll(async () => {
+  registry = await startRegistryStandIn({
+    [PARTNER_ID]: avroSchema(partnerType.schema()),
+    [WITH_NULLS_ID]: avroSchema(withNulls),
+    [WITH_MAP_ID]: avroSchema(withMap),
+  });
+});
+afterAll(() => registry.close());
+
+/** partnerId and sourceSystem, then the bytes that follow them. */
+const partnerStart = (...rest: Buffer[]) => Buffer.concat([string('P1'), string('ERP'), ...rest]);
+/** The rest of a PartnerRecord after its names: no legal form, no lists, changedAt 1. */
+const partnerEnd = Buffer.concat([long(0), long(0), long(0), long(0), long(1)]);
+
+describe('Avro partner decoder: array and map block counts', () => {
+  it('regression: an array block count larger than the body made avsc allocate it and the process abort out of memory', async () => {
+    // 16 bytes that say the names are 4x10^8 strings. In a process of its own with a small
+    // heap: before the check, avsc filled an array of that length until the process aborted.
+    const value = wire(PARTNER_ID, partnerStart(long(400_000_000)));
+    const script = `
+      import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+      import { avroPartnerDecoder } from ${JSON.stringify(new URL('../../src/serde/partner-decoders.ts', import.meta.url).href)};
+      const decoder = avroPartnerDecoder(new SchemaRegistry({ host: process.env.REGISTRY }));
+      await decoder.decode(Buffer.from(process.env.VALUE, 'hex')).then(
+        () => console.log(JSON.stringify({ decoded: true })),
+        (error) => console.log(JSON.stringify({ code: error.code, message: error.message })),
+      );`;
+    const outcome = await promisify(execFile)(
+      process.execPath,
+      ['--max-old-space-size=64', '--input-type=module', '-e', script],
+      { env: { ...process.env, REGISTRY: registry.url, VALUE: value.toString('hex') } },
+    ).then(
+      ({ stdout }) => ({ exit: 0, stdout }),
+      (error: { code: number | null; signal: string | null; stdout: string }) => ({
+        exit: error.code ?? error.signal,
+        stdout: error.stdout,
+      }),
+    );
+    expect(outcome).toEqual({
+      exit: 0,
+      stdout: `${JSON.stringify({
+        code: 'DECODE_CORRUPT_AVRO',
+        message: `Avro body of schema id ${PARTNER_ID}: a block of 400000000 items in the 0 bytes left`,
+      })}\n`,
+    });
+  });
+
+  it.each([
+    // Counts that avsc, without the check, survives: it would read them as empty strings and then find the end.
+    ['a map in a field the reader skips', WITH_MAP_ID, [long(0), partnerEnd, long(1000)]],
+    ['a block of negative count (items, then a byte size)', PARTNER_ID, [long(-1000), long(3)]],
+  ])('refuses a block count larger than the body in %s', async (_what, schemaId, rest) => {
+    const value = wire(schemaId, partnerStart(...rest));
+    await expect(avroPartnerDecoder(registry.client).decode(value)).rejects.toMatchObject({
+      code: 'DECODE_CORRUPT_AVRO',
+      message: expect.stringContaining('a block of 1000 items in the '),
+    });
+  });
+
+  it('decodes an array written in blocks of negative count (count, byte size, items), as avsc does', async () => {
+    const names = Buffer.concat([string('Acme'), string('GmbH')]);
+    const body = partnerStart(
+      long(-2),
+      long(names.length),
+      names,
+      long(1),
+      string('AG'),
+      long(0),
+      partnerEnd,
+    );
+    expect((await avroPartnerDecoder(registry.client).decode(wire(PARTNER_ID, body))).names).toEqual([
+      'Acme',
+      'GmbH',
+      'AG',
+    ]);
+  });
+
+  it('refuses a block whose byte size is not that of its items', async () => {
+    const names = Buffer.concat([string('Acme'), string('GmbH')]);
+    const body = partnerStart(long(-2), long(names.length + 1), names, long(0), partnerEnd);
+    await expect(avroPartnerDecoder(registry.client).decode(wire(PARTNER_ID, body))).rejects.toMatchObject({
+      code: 'DECODE_CORRUPT_AVRO',
+      message: expect.stringContaining('a block whose byte size is not that of its items'),
+    });
+  });
+
+  it('does not refuse items that take no bytes (null, a record of nulls), however many the count says', async () => {
+    const writer = avro.Type.forSchema(withNulls as avro.Schema);
+    const body = writer.toBuffer({
+      ...partner,
+      flags: [null, null, null, null, null],
+      marks: [{ none: null }, { none: null }],
+    });
+    // The counts come last, with fewer bytes after them than they count.
+    expect(body.subarray(-4)).toEqual(Buffer.concat([long(5), long(0), long(2), long(0)]));
+    expect(await avroPartnerDecoder(registry.client).decode(wire(WITH_NULLS_ID, body))).toEqual(partner);
+  });
+});
