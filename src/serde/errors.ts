@@ -9,13 +9,13 @@ export const SERDE_ERROR_CODES = [
   'DECODE_NOT_AVRO',
   /** The schema id in the message is not known to the schema registry. */
   'DECODE_UNKNOWN_SCHEMA_ID',
-  /** The writer schema cannot be read with the pipeline's reader schema. */
+  /** The writer schema the registry serves cannot be built (not Avro, a default avsc refuses) or read with the pipeline's reader schema; found once per schema id. */
   'DECODE_INCOMPATIBLE_SCHEMA',
   /** Avro bytes that end early, carry trailing garbage, or count more array or map items than the bytes left can hold. */
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',
-  /** The schema registry did not answer: retried while decoding, never a dead letter by itself; at start, `run` exits. */
+  /** The schema registry did not answer (unreachable, a timeout, an HTTP error but 404): retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
   /** At start: an output schema the subject's compatibility level refuses next to its existing versions. */
   'SCHEMA_INCOMPATIBLE',

@@ -71,21 +71,46 @@ const HEADER_LENGTH = 5;
 export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
   const reader = pipelineSchema('PartnerRecord').type;
   const hasReplacementChar = replacementCharScan(reader);
-  const writers = new Map<number, KnownWriter>();
+  // A schema id names one schema for good: one that cannot be built or resolved is refused for
+  // every record that names it, with the reason found once, not asked for again each time.
+  const writers = new Map<number, KnownWriter | { refused: string }>();
+
+  const incompatible = (schemaId: number, reason: string) =>
+    new SerdeError('DECODE_INCOMPATIBLE_SCHEMA', `schema id ${schemaId}: ${reason}`, {
+      details: { schemaId },
+    });
+
+  /** The writer schema of an id decoded before; throws if that id was refused. */
+  function knownWriter(schemaId: number): KnownWriter | undefined {
+    const known = writers.get(schemaId);
+    if (known && 'refused' in known) throw incompatible(schemaId, known.refused);
+    return known;
+  }
+
+  function refuse(schemaId: number, error: unknown): never {
+    const reason = (error as Error).message;
+    writers.set(schemaId, { refused: reason });
+    throw incompatible(schemaId, reason);
+  }
 
   async function writerFor(schemaId: number): Promise<KnownWriter> {
-    const known = writers.get(schemaId);
+    const known = knownWriter(schemaId);
     if (known) return known;
     let writer: avro.Type;
     try {
       writer = (await registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (error) {
-      const status = (error as { status?: number }).status;
+      const status = (error as { status?: unknown }).status;
       if (status === 404) {
         throw new SerdeError('DECODE_UNKNOWN_SCHEMA_ID', `schema id ${schemaId} is not in the registry`, {
           details: { schemaId },
         });
       }
+      // Every request that brought no schema fails with an HTTP status, the client's own
+      // transport failures and timeouts as 400: the registry is waited for. An error without
+      // one comes from building what the registry served (a JSON Schema, an Avro default avsc
+      // refuses, an unknown schemaType), which asking again would only serve again.
+      if (typeof status !== 'number') refuse(schemaId, error);
       throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry: ${(error as Error).message}`, {
         cause: error,
       });
@@ -94,13 +119,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     try {
       resolver = reader.createResolver(writer);
     } catch (error) {
-      throw new SerdeError(
-        'DECODE_INCOMPATIBLE_SCHEMA',
-        `schema id ${schemaId}: ${(error as Error).message}`,
-        {
-          details: { schemaId },
-        },
-      );
+      refuse(schemaId, error);
     }
     let strict: avro.Type | undefined;
     const entry = {
@@ -157,7 +176,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     },
     decodeNow(value) {
       const schemaId = schemaIdOf(value);
-      const writer = writers.get(schemaId);
+      const writer = knownWriter(schemaId);
       return writer && decodeWith(writer, schemaId, value);
     },
   };

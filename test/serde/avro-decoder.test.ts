@@ -1,5 +1,6 @@
-// The Avro partner decoder on bodies that avsc alone would mishandle, with the real client
-// against a schema registry stand-in (registry-stand-in.ts).
+// The Avro partner decoder on bodies that avsc alone would mishandle and on writer schemas the
+// registry serves but the client cannot build, with the real client against a schema registry
+// stand-in (registry-stand-in.ts).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import avro from 'avsc';
@@ -140,5 +141,77 @@ describe('Avro partner decoder: array and map block counts', () => {
     // The counts come last, with fewer bytes after them than they count.
     expect(body.subarray(-4)).toEqual(Buffer.concat([long(5), long(0), long(2), long(0)]));
     expect(await avroPartnerDecoder(registry.client).decode(wire(WITH_NULLS_ID, body))).toEqual(partner);
+  });
+});
+
+describe('Avro partner decoder: writer schemas the registry serves', () => {
+  const answers = {
+    // What Confluent's JSON Schema serializer registers (draft 2020-12).
+    7: {
+      status: 200,
+      body: {
+        schemaType: 'JSON',
+        schema: JSON.stringify({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }),
+      },
+    },
+    // An Avro default avsc refuses; the registry does not check defaults unless told to.
+    8: avroSchema(writerWith({ name: 'note', type: 'string', default: null })),
+    9: { status: 200, body: { schemaType: 'XML', schema: '<x/>' } },
+    // A JSON Schema the client builds, which is no Avro writer schema.
+    10: { status: 200, body: { schemaType: 'JSON', schema: JSON.stringify({ type: 'object' }) } },
+    503: { status: 503, body: { error_code: 50302, message: 'Error while forwarding the request' } },
+    429: { status: 429, body: { error_code: 429, message: 'Too many requests' } },
+  };
+  let served: RegistryStandIn;
+  beforeAll(async () => {
+    served = await startRegistryStandIn(answers);
+  });
+  afterAll(() => served.close());
+
+  const value = (schemaId: number) => wire(schemaId, partnerType.toBuffer(partner));
+
+  it('regression: a writer schema the registry serves but the client cannot build was SCHEMA_REGISTRY_UNAVAILABLE, retried forever', async () => {
+    const decoder = avroPartnerDecoder(served.client);
+    for (const [schemaId, reason] of [
+      [7, 'no schema with key or ref "https://json-schema.org/draft/2020-12/schema"'],
+      [8, 'incompatible field default null (invalid "string": null)'],
+      [9, 'invalid schemaType'],
+    ] as const) {
+      const refusal = {
+        code: 'DECODE_INCOMPATIBLE_SCHEMA',
+        canRetry: false,
+        message: `schema id ${schemaId}: ${reason}`,
+        details: { schemaId },
+      };
+      await expect(decoder.decode(value(schemaId))).rejects.toMatchObject(refusal);
+      // Refused once for good: the next records of that id are not asked for again.
+      await expect(decoder.decode(value(schemaId))).rejects.toMatchObject(refusal);
+      expect(() => decoder.decodeNow?.(value(schemaId))).toThrow(refusal.message);
+      expect(served.asked.get(schemaId)).toBe(1);
+    }
+  });
+
+  it('refuses a schema the client builds that is no Avro schema (DECODE_INCOMPATIBLE_SCHEMA)', async () => {
+    await expect(avroPartnerDecoder(served.client).decode(value(10))).rejects.toMatchObject({
+      code: 'DECODE_INCOMPATIBLE_SCHEMA',
+      canRetry: false,
+    });
+  });
+
+  it('waits for a registry that answers 5xx or 429, or cannot be reached (SCHEMA_REGISTRY_UNAVAILABLE)', async () => {
+    const decoder = avroPartnerDecoder(served.client);
+    for (const schemaId of [503, 429]) {
+      await expect(decoder.decode(value(schemaId))).rejects.toMatchObject({
+        code: 'SCHEMA_REGISTRY_UNAVAILABLE',
+        canRetry: true,
+      });
+    }
+    const gone = await startRegistryStandIn({});
+    await gone.close();
+    await expect(avroPartnerDecoder(gone.client).decode(value(7))).rejects.toMatchObject({
+      code: 'SCHEMA_REGISTRY_UNAVAILABLE',
+      canRetry: true,
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 });
