@@ -13,7 +13,7 @@ export const SERDE_ERROR_CODES = [
   'DECODE_INCOMPATIBLE_SCHEMA',
   /** Avro bytes that end early, carry trailing garbage, or count more array or map items than the bytes left can hold. */
   'DECODE_CORRUPT_AVRO',
-  /** A string (JSON input as a whole, or an Avro string field; details.path names it) that is not valid UTF-8. */
+  /** A string (JSON input as a whole, or an Avro string field; details.path names it, a map key as <map>.entries.<n>.key) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',
   /** The schema registry did not answer (unreachable, a timeout, an HTTP error but 404): retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',

@@ -158,7 +158,19 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     }
     // A U+FFFD is either genuine or avsc's stand-in for invalid bytes: only the bytes tell.
     if (hasReplacementChar(decoded)) {
-      const path = invalidUtf8Path(writer.strict().fromBuffer(body));
+      let path: string | undefined;
+      try {
+        path = invalidUtf8Path(writer.strict().fromBuffer(body));
+      } catch (error) {
+        // Read leniently, the body skipped what the reader has no field for; read whole, with
+        // strings as bytes, it may not fit its schema after all (an enum index out of range).
+        // Whatever fails here, the record is the cause: a dead letter, never an uncoded error.
+        throw new SerdeError(
+          'DECODE_CORRUPT_AVRO',
+          `Avro body of schema id ${schemaId}, read with strings as bytes: ${(error as Error).message}`,
+          { details: { schemaId } },
+        );
+      }
       if (path !== undefined) {
         throw new SerdeError('DECODE_INVALID_UTF8', `Avro string ${path} is not valid UTF-8`, {
           details: { schemaId, path },

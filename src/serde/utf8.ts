@@ -69,10 +69,16 @@ function scanOf(type: avro.Type): Scan | undefined {
 
 /**
  * The writer schema with every string read as bytes. Map keys are strings too: a map is
- * read as the array of key-value records it is encoded as.
+ * read as the array of key-value records it is encoded as, inside a record of its own (a
+ * record adds nothing to the encoding): beside an array in a union, a bare array would make
+ * the union hold two branches named "array", which avsc refuses.
  */
 export function stringsAsBytes(writer: avro.Type): avro.Type {
-  let entries = 0;
+  const written = writer.schema();
+  // Names no type of the writer has, however it names its own.
+  let prefix = 'StrictUtf8';
+  while (JSON.stringify(written).includes(prefix)) prefix += '_';
+  let maps = 0;
   const convert = (schema: unknown): unknown => {
     if (schema === 'string') return 'bytes';
     if (typeof schema === 'string') return schema;
@@ -99,23 +105,32 @@ export function stringsAsBytes(writer: avro.Type): avro.Type {
       case 'array':
         return { ...s, items: convert(s.items) };
       case 'map':
-        entries += 1;
+        maps += 1;
         return {
-          type: 'array',
-          items: {
-            type: 'record',
-            name: `StrictUtf8MapEntry${entries}`,
-            fields: [
-              { name: 'key', type: 'bytes' },
-              { name: 'value', type: convert(s.values) },
-            ],
-          },
+          type: 'record',
+          name: `${prefix}Map${maps}`,
+          fields: [
+            {
+              name: 'entries',
+              type: {
+                type: 'array',
+                items: {
+                  type: 'record',
+                  name: `${prefix}MapEntry${maps}`,
+                  fields: [
+                    { name: 'key', type: 'bytes' },
+                    { name: 'value', type: convert(s.values) },
+                  ],
+                },
+              },
+            },
+          ],
         };
       default:
         return s;
     }
   };
-  return avro.Type.forSchema(convert(writer.schema()) as avro.Schema, { logicalTypes: {} });
+  return avro.Type.forSchema(convert(written) as avro.Schema, { logicalTypes: {} });
 }
 
 /** The path of the first string whose bytes are not UTF-8, in a value read with stringsAsBytes(). */

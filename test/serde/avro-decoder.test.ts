@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { avroSchema, startRegistryStandIn, wire, type RegistryStandIn } from './registry-stand-in.ts';
+import { INVALID_UTF8, patched } from './utf8-fixtures.ts';
 
 const partnerType = pipelineSchema('PartnerRecord').type;
 const long = (n: number) => avro.Type.forSchema('long').toBuffer(n);
@@ -212,6 +213,64 @@ describe('Avro partner decoder: writer schemas the registry serves', () => {
       code: 'SCHEMA_REGISTRY_UNAVAILABLE',
       canRetry: true,
       message: expect.stringContaining('ECONNREFUSED'),
+    });
+  });
+});
+
+describe('Avro partner decoder: strict UTF-8 of a writer schema with maps', () => {
+  // A legal newer writer: an extra field whose union holds an array and a map of strings.
+  const withAttributes = writerWith({
+    name: 'attributes',
+    type: ['null', { type: 'array', items: 'string' }, { type: 'map', values: 'string' }],
+    default: null,
+  });
+  const withKind = writerWith({
+    name: 'kind',
+    type: { type: 'enum', name: 'Kind', symbols: ['A', 'B'] },
+    default: 'A',
+  });
+  const writer = avro.Type.forSchema(withAttributes as avro.Schema);
+  const kindWriter = avro.Type.forSchema(withKind as avro.Schema);
+  const WITH_ATTRIBUTES_ID = 42;
+  const WITH_KIND_ID = 43;
+  let served: RegistryStandIn;
+  beforeAll(async () => {
+    served = await startRegistryStandIn({
+      [WITH_ATTRIBUTES_ID]: avroSchema(withAttributes),
+      [WITH_KIND_ID]: avroSchema(withKind),
+    });
+  });
+  afterAll(() => served.close());
+
+  const named = (name: string, attributes: unknown) =>
+    writer.toBuffer({ ...partner, names: [name], attributes });
+
+  it('regression: a genuine U+FFFD beside a union of an array and a map stopped the pipeline (an uncoded "duplicate union branch name")', async () => {
+    const decoder = avroPartnerDecoder(served.client);
+    for (const attributes of [null, ['x'], { k: 'v' }]) {
+      const decoded = await decoder.decode(wire(WITH_ATTRIBUTES_ID, named('Caf\uFFFD Müller', attributes)));
+      expect(decoded.names).toEqual(['Caf\uFFFD Müller']);
+    }
+    const body = patched(
+      writer,
+      { ...partner, names: ['Caf\uFFFD'], attributes: { 'k##': 'v' } },
+      '##',
+      INVALID_UTF8,
+    );
+    await expect(decoder.decode(wire(WITH_ATTRIBUTES_ID, body))).rejects.toMatchObject({
+      code: 'DECODE_INVALID_UTF8',
+      details: { schemaId: WITH_ATTRIBUTES_ID, path: 'attributes.entries.0.key' },
+    });
+  });
+
+  it('regression: an error of the strict UTF-8 read escaped without a code', async () => {
+    // An enum index out of range in a field the reader skips: only the strict read, which reads
+    // the whole body with the writer schema, finds it.
+    const body = kindWriter.toBuffer({ ...partner, names: ['Caf\uFFFD'], kind: 'A' });
+    body[body.length - 1] = long(5)[0] as number;
+    await expect(avroPartnerDecoder(served.client).decode(wire(WITH_KIND_ID, body))).rejects.toMatchObject({
+      code: 'DECODE_CORRUPT_AVRO',
+      message: `Avro body of schema id ${WITH_KIND_ID}, read with strings as bytes: invalid partnerenrich.v1.Kind enum index: 5`,
     });
   });
 });

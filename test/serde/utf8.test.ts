@@ -32,7 +32,20 @@ describe('strict UTF-8 of Avro strings', () => {
       fields: [{ name: 'tags', type: { type: 'map', values: 'string' } }],
     });
     const body = patched(type, { tags: { ok: 'fine', 'k##': 'v' } }, '##', INVALID_UTF8);
-    expect(invalidUtf8Path(stringsAsBytes(type).fromBuffer(body))).toBe('tags.1.key');
+    expect(invalidUtf8Path(stringsAsBytes(type).fromBuffer(body))).toBe('tags.entries.1.key');
+  });
+
+  it('reads a writer schema whose types have the names of its map wrappers', () => {
+    const type = avro.Type.forSchema({
+      type: 'record',
+      name: 'StrictUtf8Map1',
+      fields: [
+        { name: 'tags', type: { type: 'map', values: 'string' } },
+        { name: 'entry', type: { type: 'record', name: 'StrictUtf8MapEntry1', fields: [] } },
+      ],
+    });
+    const body = patched(type, { tags: { 'k##': 'v' }, entry: {} }, '##', INVALID_UTF8);
+    expect(invalidUtf8Path(stringsAsBytes(type).fromBuffer(body))).toBe('tags.entries.0.key');
   });
 
   it('reads a writer schema with a union of string and bytes (that string branch stays unchecked)', () => {
