@@ -3,7 +3,6 @@
 // partition's progress. Whatever else the topic holds is not read here.
 import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { RerunError } from '../rerun/errors.ts';
-import { compareJobs } from '../rerun/job-order.ts';
 import {
   isRerunKey,
   jobKey,
@@ -62,7 +61,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
   }
 
   jobs(): RerunJob[] {
-    return [...this.#jobs.values()].sort(compareJobs);
+    return [...this.#jobs.values()];
   }
 
   job(jobId: string): RerunJob | undefined {

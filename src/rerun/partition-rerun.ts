@@ -90,6 +90,10 @@ export class PartitionRerun {
     this.#abort.abort();
   }
 
+  get aborted(): boolean {
+    return this.#abort.signal.aborted;
+  }
+
   /**
    * Runs the partition's share to its end (true), or until aborted, canceled or its work was
    * dropped (false). Rejects when its progress cannot be written.

@@ -1,9 +1,11 @@
 // Runs reruns inside `run`: follows the jobs in the state topic and, for the one job of its
-// input topic that is due (the earliest not ended: jobs of one scope never overlap, the
-// topic's order is the lease), runs its share on each input partition this replica owns.
+// input topic that is due (the first not ended in run order, job-order.ts: jobs of one scope
+// never overlap, a started job keeps the scope until it ends), runs its share on each input
+// partition this replica owns.
 // A rebalance moves a partition's share with the partition; a pause holds it between
 // chunks, a cancel stops it after the chunk under way.
 import type { PartitionRef } from '../pipeline/ports.ts';
+import { inRunOrder } from './job-order.ts';
 import { PartitionRerun, type RerunHost, type StoredPartners } from './partition-rerun.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
 
@@ -27,7 +29,12 @@ export interface RerunExecutorParts {
 export class RerunExecutor {
   readonly #parts: RerunExecutorParts;
   readonly #running = new Map<string, { jobId: string; runner: PartitionRerun; done: Promise<void> }>();
-  /** Shares that ended unfinished under an assignment (the pipeline stops): not started again under it. */
+  /**
+   * Shares that stopped unfinished of themselves under an assignment (their work was dropped: the
+   * partition is going, the pipeline stops): not started again under it. A share this executor
+   * aborted is not one of them: when another job became due (both started, on replicas that read
+   * the state topic in different orders), it resumes once its job is due again.
+   */
   readonly #interrupted = new Set<string>();
   #changed = Promise.withResolvers<undefined>();
   #unfollow: (() => Promise<void>) | undefined;
@@ -59,9 +66,9 @@ export class RerunExecutor {
   /** The job of this replica's input topic that runs now, if any. */
   due(): RerunJob | undefined {
     const { jobs, inputTopic, partitionCount } = this.#parts;
-    return jobs
-      .jobs()
-      .find((job) => job.inputTopic === inputTopic && !isEnded(job, jobs.progress(job.id), partitionCount()));
+    return inRunOrder(jobs).find(
+      (job) => job.inputTopic === inputTopic && !isEnded(job, jobs.progress(job.id), partitionCount()),
+    );
   }
 
   #reconcile(): void {
@@ -114,7 +121,7 @@ export class RerunExecutor {
     const done = restored
       .then(() => runner.run())
       .then((finished) => {
-        if (!finished) this.#interrupted.add(`${jobId}:${ref.partition}:${epoch}`);
+        if (!finished && !runner.aborted) this.#interrupted.add(`${jobId}:${ref.partition}:${epoch}`);
       })
       .catch((error: unknown) => {
         if (!this.#stopped) this.#parts.failed(error as Error);

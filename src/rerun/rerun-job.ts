@@ -140,7 +140,7 @@ export interface RerunJobStore {
    * called after each job or progress record that was read.
    */
   follow(changed: (jobId: string) => void): Promise<() => Promise<void>>;
-  /** Every job known, in the order they were first written (the order that decides overlap). */
+  /** Every job known, in no particular order (job-order.ts orders them). */
   jobs(): RerunJob[];
   job(jobId: string): RerunJob | undefined;
   /** Progress records of the job, per partition. */

@@ -14,6 +14,7 @@
 // reads every stored partner and a restart should not start one unasked.
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../observability/index.ts';
+import { inRunOrder } from './job-order.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
 import { parseInterval, scheduleSlots, type RerunScheduleSpec } from './schedule-slots.ts';
 
@@ -84,12 +85,9 @@ export async function scheduleSlot(
   const jobId = scheduledJobId(slot);
   await store.load();
   if (store.job(jobId) !== undefined) return { kind: 'exists', jobId };
-  const active = store
-    .jobs()
-    .find(
-      (job) =>
-        job.inputTopic === settings.inputTopic && !isEnded(job, store.progress(job.id), partitionCount),
-    );
+  const active = inRunOrder(store).find(
+    (job) => job.inputTopic === settings.inputTopic && !isEnded(job, store.progress(job.id), partitionCount),
+  );
   if (active) return { kind: 'skipped', jobId, activeJobId: active.id };
   await store.saveJob(scheduledJob(slot, settings));
   return { kind: 'created', jobId };

@@ -1,7 +1,7 @@
 // What `rerun status` and `rerun list` show, derived from the records alone (the job, its
 // progress per partition, the input topic's partition count and the other jobs), so that it
 // reads the same on every machine and at every moment the records are the same.
-import { compareJobs } from './job-order.ts';
+import { jobOrder } from './job-order.ts';
 import {
   emptyChanges,
   emptyCounts,
@@ -89,13 +89,14 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 /** The first job of the same input topic, earlier in the order, that has not ended. */
 function blockingJob(input: RerunViewInput): RerunJob | undefined {
   const { job, jobs, partitions, now } = input;
+  const order = jobOrder(input.progressOf);
   return [...jobs]
-    .sort(compareJobs)
+    .sort(order)
     .find(
       (other) =>
         other.id !== job.id &&
         other.inputTopic === job.inputTopic &&
-        compareJobs(other, job) < 0 &&
+        order(other, job) < 0 &&
         !isEndedStatus(rerunStatus(other, input.progressOf(other.id), partitions, now)),
     );
 }

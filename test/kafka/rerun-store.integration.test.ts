@@ -26,7 +26,7 @@ describe('KafkaRerunJobStore', () => {
     await cleanup();
   });
 
-  it('loads jobs in creation order, then id, with the latest job record and progress per partition', async () => {
+  it('loads every job with its latest job record and progress per partition', async () => {
     const writer = store();
     const t = Date.now();
     await writer.saveJob(testJob('b-job', 'partners', { createdAt: t }));
@@ -47,7 +47,7 @@ describe('KafkaRerunJobStore', () => {
 
     const reader = store();
     await reader.load();
-    expect(reader.jobs().map((j) => j.id)).toEqual(['early', 'a-job', 'b-job']);
+    expect(new Set(reader.jobs().map((j) => j.id))).toEqual(new Set(['early', 'a-job', 'b-job']));
     expect(reader.job('b-job')).toMatchObject({ control: 'pause', controlAt: t + 5 });
     expect(reader.job('sub-1/0')).toBeUndefined();
     const progress = reader.progress('b-job');

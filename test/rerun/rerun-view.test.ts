@@ -195,6 +195,14 @@ describe('rerunView', () => {
     expect(view(sameTimeEarlierId, [], { others: [[subject, []]] }).waitingFor).toBeUndefined();
   });
 
+  it('lets a job that has started run to its end before one created earlier that has not (a scheduled slot)', () => {
+    const running = job({ id: 'rerun-cli', createdAt: T0 + 5_000 });
+    const slot = job({ id: 'scheduled-slot', createdAt: T0 });
+    const runningProgress = [part(0, { jobId: running.id, counts: read(20) })];
+    expect(view(slot, [], { others: [[running, runningProgress]] }).waitingFor).toBe('rerun-cli');
+    expect(view(running, runningProgress, { others: [[slot, []]] }).waitingFor).toBeUndefined();
+  });
+
   it('says so when the input topic does not exist, and never calls the job FINISHED then', () => {
     const v = view(job(), [part(0, { done: true })], { partitions: undefined });
     expect(v.status).toBe('RUNNING');

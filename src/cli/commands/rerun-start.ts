@@ -6,6 +6,7 @@ import type { Config } from '../../config/index.ts';
 import { isCountryCode } from '../../mapping/countries.ts';
 import type { MatchOutcome } from '../../pipeline/outputs.ts';
 import { RerunError } from '../../rerun/errors.ts';
+import { inRunOrder } from '../../rerun/job-order.ts';
 import { RERUN_LIMITS, type RerunFilter, type RerunJob } from '../../rerun/rerun-job.ts';
 import { reportFailure } from '../failure.ts';
 import { isoTime, listOf, nonEmpty, share, tagCollector, wholeNumber } from '../option-parsers.ts';
@@ -105,7 +106,7 @@ async function checkStart(context: RerunContext, job: RerunJob, ifIdle: boolean)
       details: { topic: job.inputTopic },
     });
   if (!ifIdle) return;
-  for (const other of context.store.jobs().filter((j) => j.inputTopic === job.inputTopic)) {
+  for (const other of inRunOrder(context.store).filter((j) => j.inputTopic === job.inputTopic)) {
     const view = await context.view(other);
     if (!view.ended)
       throw new RerunError(

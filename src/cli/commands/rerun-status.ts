@@ -1,5 +1,6 @@
 // `rerun status` and `rerun list`: jobs as the state topic holds them, from any machine.
 import type { Command } from 'commander';
+import { inRunOrder } from '../../rerun/job-order.ts';
 import { wholeNumber } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
 import { withRerunContext } from '../rerun-context.ts';
@@ -55,7 +56,7 @@ export function registerRerunStatus(rerun: Command): void {
       const config = commandConfig(command, {}, true);
       await withRerunContext(config, async (context) => {
         const now = Date.now();
-        const views = await Promise.all(context.store.jobs().map((job) => context.view(job, now)));
+        const views = await Promise.all(inRunOrder(context.store).map((job) => context.view(job, now)));
         const shown = flags.all ? views : views.filter((v) => !v.ended);
         if (flags.json) console.log(JSON.stringify(shown, null, 2));
         else if (shown.length === 0)
