@@ -111,6 +111,10 @@ export class KafkaStateChangelog implements StateChangelog {
         if (payload.batchSize === 0 && open.has(payload.partition))
           advance(payload.partition, [], Number(payload.lastOffset) + 1);
       });
+      // kafkajs retries a failing eachBatch, then restarts the consumer, which rejoins with
+      // its seeks and pauses lost and fails again on the same record, forever: run()'s promise
+      // settled long before. A record that cannot be read ends the restore with it instead.
+      consumer.on(consumer.events.CRASH, ({ payload }) => done.reject(payload.error));
       consumer
         .run({
           autoCommit: false,
@@ -120,16 +124,21 @@ export class KafkaStateChangelog implements StateChangelog {
             if (!range) return;
             const changes: StateChange[] = [];
             let next = range.from;
-            for (const message of batch.messages) {
-              const offset = Number(message.offset);
-              if (offset < range.from) continue;
-              if (offset >= range.to) break;
-              changes.push(await this.#change(message.key, message.value));
-              next = offset + 1;
+            try {
+              for (const message of batch.messages) {
+                const offset = Number(message.offset);
+                if (offset < range.from) continue;
+                if (offset >= range.to) break;
+                changes.push(await this.#change(message.key, message.value, batch.partition, offset));
+                next = offset + 1;
+              }
+              // Offsets a compaction removed count as read.
+              if (Number(batch.lastOffset()) + 1 >= range.to) next = range.to;
+              advance(batch.partition, changes, next);
+            } catch (error) {
+              done.reject(error);
+              return;
             }
-            // Offsets a compaction removed count as read.
-            if (Number(batch.lastOffset()) + 1 >= range.to) next = range.to;
-            advance(batch.partition, changes, next);
             // Only resolved offsets move kafkajs's fetch position: without this, every fetch
             // after the first returned the same batch again, and a partition larger than one
             // fetch was never restored.
@@ -147,10 +156,24 @@ export class KafkaStateChangelog implements StateChangelog {
     }
   }
 
-  async #change(key: Buffer | null, value: Buffer | null): Promise<StateChange> {
+  async #change(
+    key: Buffer | null,
+    value: Buffer | null,
+    partition: number,
+    offset: number,
+  ): Promise<StateChange> {
     const partnerId = key?.toString('utf8') ?? '';
     if (value === null) return { partnerId, stored: null };
-    const decoded = (await this.#registry.decode(value)) as StorageValue;
+    let decoded: StorageValue;
+    try {
+      decoded = (await this.#registry.decode(value)) as StorageValue;
+    } catch (error) {
+      throw new StateError(
+        'STATE_RESTORE_FAILED',
+        `storage record ${this.name}/${partition}@${offset} cannot be decoded: ${(error as Error).message}`,
+        { cause: error, details: { topic: this.name, partition, offset } },
+      );
+    }
     return {
       partnerId: partnerId || decoded.partnerId,
       stored: {
