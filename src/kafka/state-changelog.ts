@@ -3,7 +3,8 @@
 // replay is never a member of the pipeline's group) that seeks each wanted partition to
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka } from 'kafkajs';
+// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
+import kafkajs, { type Kafka } from 'kafkajs';
 import type { StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
@@ -18,6 +19,8 @@ import { topicOffsets } from './topic-offsets.ts';
  * rate. A record batch larger than a limit is still returned whole, so a restore always moves.
  */
 const RESTORE_FETCH = { maxBytesPerPartition: 128 * 1024, maxBytes: 512 * 1024 };
+
+const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
 
 interface StorageValue {
   partnerId: string;
@@ -75,6 +78,31 @@ export class KafkaStateChangelog implements StateChangelog {
     try {
       const offsets = await topicOffsets(admin, this.name);
       return new Map(offsets.map((p) => [p.partition, { low: Number(p.low), high: Number(p.high) }]));
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /** The topic's delete.retention.ms; Kafka's default (24 h) where the broker names none. */
+  async tombstoneRetentionMs(): Promise<number> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [
+          { type: kafkajs.ConfigResourceTypes.TOPIC, name: this.name, configNames: ['delete.retention.ms'] },
+        ],
+      });
+      const [topic] = resources;
+      if (!topic || topic.errorCode !== 0)
+        throw new Error(`delete.retention.ms of topic ${this.name}: ${topic?.errorMessage || 'not known'}`);
+      const value = topic.configEntries.find((e) => e.configName === 'delete.retention.ms')?.configValue;
+      if (!value) return DEFAULT_DELETE_RETENTION_MS;
+      // Not a number would make every checkpoint look young enough to trust.
+      if (!/^\d+$/.test(value))
+        throw new Error(`delete.retention.ms of topic ${this.name} is not a number: ${value}`);
+      return Number(value);
     } finally {
       await admin.disconnect();
     }

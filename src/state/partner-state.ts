@@ -30,6 +30,8 @@ export interface StateChangelog {
   readonly name: string;
   /** Offsets of every partition. */
   offsets(): Promise<Map<number, ChangelogOffsets>>;
+  /** How long compaction keeps a tombstone (delete.retention.ms), in ms. */
+  tombstoneRetentionMs(): Promise<number>;
   /**
    * Reads each partition from `from` up to `to` (exclusive), handing over its records in
    * order, batch by batch; `next` is the offset after the batch's last record.
@@ -75,6 +77,15 @@ export interface RestoreReport {
  * and 43,000/s (docs/BENCHMARKS.md, State).
  */
 const RESTORE_TRANSACTION_RECORDS = 5_000;
+
+/**
+ * The part of the storage topic's delete.retention.ms a checkpoint is trusted for. Compaction
+ * removes a tombstone (with the partner it deleted) once it is older than that, and the log
+ * start offset does not move: a file whose checkpoint is older would read a tail without the
+ * tombstone and keep the partner. The rest covers the restore's own reading time and this
+ * replica's clock against the broker's, whose cleaner decides.
+ */
+const TRUSTED_SHARE_OF_TOMBSTONE_RETENTION = 0.9;
 
 const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 const fileOf = (ref: PartitionRef) => `${ref.topic.replace(/[^A-Za-z0-9._-]/g, '_')}-${ref.partition}.sqlite`;
@@ -225,6 +236,8 @@ export class PartnerState {
     const { changelog } = this.#options;
     if (!changelog || this.#open.size === 0) return;
     const held = new Map(this.#open);
+    // Read before the end offsets: whatever comes after them is written later.
+    const at = Date.now();
     const ends = await changelog.offsets();
     await settled();
     for (const [key, open] of held) {
@@ -232,7 +245,10 @@ export class PartnerState {
       if (this.#open.get(key) !== open || open.restoring) continue;
       const end = ends.get(open.ref.partition);
       const current = open.store.checkpoint?.offset ?? 0;
-      if (end && end.high > current) open.store.apply([], { changelog: changelog.name, offset: end.high });
+      // Moved in time even when nothing was written: a partition that stays quiet for longer
+      // than the topic keeps tombstones is not restored in full for it.
+      if (end && end.high >= current)
+        open.store.apply([], { changelog: changelog.name, offset: end.high, at });
     }
   }
 
@@ -265,26 +281,42 @@ export class PartnerState {
     if (!changelog) return done();
     for (const ref of fresh)
       pipelineEvents.state.publish({ type: 'progress', ...ref, records: 0, seconds: 0 });
-    const ends = await changelog.offsets();
+    const [ends, tombstoneRetentionMs] = await Promise.all([
+      changelog.offsets(),
+      changelog.tombstoneRetentionMs(),
+    ]);
+    const trustedSince = started - tombstoneRetentionMs * TRUSTED_SHARE_OF_TOMBSTONE_RETENTION;
     const ranges: { partition: number; from: number; to: number }[] = [];
     const counts = new Map<number, number>();
+    /** Per partition, the time its checkpoints get until the restore reaches its end. */
+    const readingSince = new Map<number, number>();
     for (const { ref, open } of opened) {
       // Released (revoked, or the process stops) while the offsets were read: nothing to restore.
       if (this.#open.get(keyOf(ref)) !== open) continue;
       const end = ends.get(ref.partition) ?? { low: 0, high: 0 };
       const checkpoint = open.store.checkpoint;
       let from = checkpoint?.changelog === changelog.name ? checkpoint.offset : 0;
-      // A file of another changelog, ahead of this one (the topic was recreated) or behind
-      // what the topic still has: it cannot be brought up to date by the tail, start over.
-      if (checkpoint && (checkpoint.changelog !== changelog.name || from > end.high || from < end.low)) {
+      // A file of another changelog, ahead of this one (the topic was recreated), behind what
+      // the topic still has, or older than its tombstones may be: the tail cannot bring it up
+      // to date, start over.
+      if (
+        checkpoint &&
+        (checkpoint.changelog !== changelog.name ||
+          from > end.high ||
+          from < end.low ||
+          checkpoint.at < trustedSince)
+      ) {
         open.store.clear();
         from = 0;
       }
       if (from === 0 && !checkpoint) open.store.clear();
       counts.set(ref.partition, 0);
+      // Records not read yet may be tombstones of any age: until the end, a checkpoint of the
+      // tail keeps the time it had and one of a full restore has none.
+      readingSince.set(ref.partition, from === 0 ? 0 : (checkpoint?.at ?? 0));
       if (from < end.high)
         ranges.push({ partition: ref.partition, from: Math.max(from, end.low), to: end.high });
-      else if (!checkpoint) open.store.apply([], { changelog: changelog.name, offset: end.high });
+      else open.store.apply([], { changelog: changelog.name, offset: end.high, at: started });
     }
     const byPartition = new Map(opened.map((o) => [o.ref.partition, o]));
     const pending = new Map<number, { changes: StateChange[]; next: number }>();
@@ -294,7 +326,12 @@ export class PartnerState {
       pending.delete(partition);
       // Released meanwhile, perhaps opened again by a restore of its own: not this one's to write.
       if (!batch || this.#open.get(keyOf(ref)) !== open) return;
-      open.store.apply(batch.changes, { changelog: changelog.name, offset: batch.next });
+      const reachedEnd = batch.next >= (ends.get(partition)?.high ?? 0);
+      open.store.apply(batch.changes, {
+        changelog: changelog.name,
+        offset: batch.next,
+        at: reachedEnd ? started : (readingSince.get(partition) ?? 0),
+      });
       counts.set(partition, (counts.get(partition) ?? 0) + batch.changes.length);
       pipelineEvents.state.publish({
         type: 'progress',

@@ -161,4 +161,22 @@ describe('storage topic as the partner state changelog', () => {
       await cleanup();
     }
   }, 60_000);
+
+  it("reads how long the storage topic keeps tombstones: its delete.retention.ms, or the broker's 24 h", async () => {
+    const kafka = kafkaClient();
+    const [own, defaulted] = [uniqueName('changelog'), uniqueName('changelog')];
+    const { cleanup } = await withTopics(kafka, [
+      { topic: own, numPartitions: 1, configEntries: [{ name: 'delete.retention.ms', value: '3600000' }] },
+      { topic: defaulted, numPartitions: 1 },
+    ]);
+    try {
+      const registry = new SchemaRegistry({ host: inject('schemaRegistryUrl') });
+      expect(await new KafkaStateChangelog(kafka, registry, own).tombstoneRetentionMs()).toBe(3_600_000);
+      expect(await new KafkaStateChangelog(kafka, registry, defaulted).tombstoneRetentionMs()).toBe(
+        86_400_000,
+      );
+    } finally {
+      await cleanup();
+    }
+  });
 });

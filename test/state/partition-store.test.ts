@@ -10,6 +10,10 @@ describe('PartitionStore', () => {
   it.each([
     { format: 0, why: 'before partner records were kept: its checkpoint would skip them' },
     { format: 2, why: 'with partners in the id-ordered table: it is not converted in place' },
+    {
+      format: 3,
+      why: 'whose checkpoint has no time: it cannot tell which tombstones compaction removed since',
+    },
   ])('restores in full a file of format $format, $why', ({ format }) => {
     const path = join(mkdtempSync(join(tmpdir(), 'partition-store-unit-')), 'p0.sqlite');
     const earlier = new DatabaseSync(path);
@@ -31,11 +35,11 @@ describe('PartitionStore', () => {
           stored: { hash: 'h2', svcId: null, outcome: 'NO_MATCH', bestCandidate: null } as never,
         },
       ],
-      { changelog: 'partners.storage', offset: 7 },
+      { changelog: 'partners.storage', offset: 7, at: 1_000 },
     );
     store.close();
     const reopened = new PartitionStore(path);
-    expect(reopened.checkpoint).toEqual({ changelog: 'partners.storage', offset: 7 });
+    expect(reopened.checkpoint).toEqual({ changelog: 'partners.storage', offset: 7, at: 1_000 });
     expect(reopened.get('P-1')).toMatchObject({ hash: 'h2' });
     reopened.close();
   });

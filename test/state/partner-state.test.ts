@@ -4,17 +4,59 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { StateChange } from '../../src/state/partition-store.ts';
 import { PartnerState, type ChangelogOffsets, type StateChangelog } from '../../src/state/partner-state.ts';
 import { storedPartner } from '../support/stored-partners.ts';
 
 const partition = { topic: 'partners', partition: 1 };
+const DAY = 86_400_000;
+const HOUR = 3_600_000;
+
+/**
+ * A stand-in for storage partition 1 as compaction leaves it: records by offset, an offset
+ * compaction removed is missing while the partition's low offset stays. The broker cannot be
+ * made to drop a tombstone on demand (its cleaner decides when, after delete.retention.ms).
+ */
+function compactedChangelog(records: Map<number, StateChange>, high: number) {
+  const reads: { from: number; to: number }[] = [];
+  const changelog: StateChangelog = {
+    name: 'partners.storage',
+    offsets: async () => new Map([[1, { low: 0, high }]]),
+    tombstoneRetentionMs: async () => DAY,
+    read: async (ranges, apply) => {
+      for (const { partition: p, from, to } of ranges) {
+        reads.push({ from, to });
+        apply(
+          p,
+          [...records].filter(([offset]) => offset >= from && offset < to).map(([, change]) => change),
+          to,
+        );
+      }
+    },
+  };
+  return { changelog, reads };
+}
+
+const change = (partnerId: string, deleted = false): StateChange => ({
+  partnerId,
+  stored: deleted ? null : storedPartner(partnerId),
+});
+/** P-0..P-9 at offsets 0..9, then Q-10..Q-19 at 10..19 with a tombstone of P-3 at 15. */
+const history = () =>
+  new Map<number, StateChange>([
+    ...Array.from({ length: 10 }, (_, i) => [i, change(`P-${i}`)] as const),
+    ...Array.from({ length: 10 }, (_, i) => [10 + i, change(`Q-${10 + i}`)] as const),
+    [15, change('P-3', true)],
+  ]);
+const firstTen = () => new Map([...history()].filter(([offset]) => offset < 10));
 
 function heldChangelog() {
   const offsets = Promise.withResolvers<Map<number, ChangelogOffsets>>();
   const changelog: StateChangelog = {
     name: 'partners.storage',
     offsets: () => offsets.promise,
+    tombstoneRetentionMs: async () => DAY,
     read: async (ranges, apply) => {
       for (const range of ranges) apply(range.partition, [], range.to);
     },
@@ -26,6 +68,10 @@ function heldChangelog() {
 const stateDir = () => mkdtempSync(join(tmpdir(), 'partner-state-unit-'));
 
 describe('PartnerState', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('regression: a restore under way when the state closes ends quietly (a stop exited 1: "statement has been finalized")', async () => {
     const { changelog, answer } = heldChangelog();
     const state = new PartnerState({ dir: stateDir(), changelog });
@@ -54,6 +100,7 @@ describe('PartnerState', () => {
     const changelog: StateChangelog = {
       name: 'partners.storage',
       offsets: async () => new Map([[1, { low: 0, high: 6_000 }]]),
+      tombstoneRetentionMs: async () => DAY,
       read: async (_ranges, apply) => {
         for (let offset = 0; offset < 5_000; offset += 1_000) {
           const changes = Array.from({ length: 1_000 }, (_, i) => {
@@ -103,5 +150,53 @@ describe('PartnerState', () => {
     expect(state.scan(partition, 'P-4', 2)).toEqual([{ partnerId: 'P-5', stored: stored('P-5') }]);
     expect(state.scan(partition, 'P-5', 2)).toEqual([]);
     expect(state.scan({ ...partition, partition: 9 }, '', 2)).toEqual([]);
+  });
+
+  it('regression: a warm restore after the storage topic dropped a tombstone brought the deleted partner back', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const dir = stateDir();
+    vi.setSystemTime(Date.UTC(2026, 0, 1));
+    const first = new PartnerState({ dir, changelog: compactedChangelog(firstTen(), 10).changelog });
+    await first.restore([partition]);
+    await first.checkpoint(async () => {});
+    first.close();
+
+    // Away for 25 h: P-3 was deleted (15) and compaction removed its record (3) and, past
+    // delete.retention.ms (24 h), the tombstone too; the partition still starts at 0.
+    const compacted = history();
+    compacted.delete(3);
+    compacted.delete(15);
+    vi.setSystemTime(Date.UTC(2026, 0, 1) + DAY + HOUR);
+    const { changelog, reads } = compactedChangelog(compacted, 20);
+    const second = new PartnerState({ dir, changelog });
+    await second.restore([partition]);
+
+    expect(second.get(partition, 'P-3')).toBeUndefined();
+    expect(reads).toEqual([{ from: 0, to: 20 }]);
+    expect(second.size).toBe(18);
+    second.close();
+  });
+
+  it('reads only the tail while the checkpoint is younger than the tombstones, also for a partition no one wrote to', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const dir = stateDir();
+    vi.setSystemTime(Date.UTC(2026, 0, 1));
+    const first = new PartnerState({ dir, changelog: compactedChangelog(firstTen(), 10).changelog });
+    await first.restore([partition]);
+    await first.checkpoint(async () => {});
+    // Two days without a write to the partition: each checkpoint moves the time all the same.
+    vi.setSystemTime(Date.UTC(2026, 0, 3));
+    await first.checkpoint(async () => {});
+    first.close();
+
+    vi.setSystemTime(Date.UTC(2026, 0, 3) + 20 * HOUR);
+    const { changelog, reads } = compactedChangelog(history(), 20);
+    const second = new PartnerState({ dir, changelog });
+    await second.restore([partition]);
+
+    expect(reads).toEqual([{ from: 10, to: 20 }]);
+    expect(second.get(partition, 'P-3')).toBeUndefined();
+    expect(second.size).toBe(18);
+    second.close();
   });
 });
