@@ -48,7 +48,7 @@ function readGoldenRecord(cursor: JsonCursor): BulkTaskResult['goldenRecord'] {
     if (key === 'svcId') svcId = cursor.string() ?? undefined;
     else if (key === 'businessPartner') {
       const text = cursor.raw();
-      if (text !== 'null') json = text;
+      json = text === 'null' ? '{}' : text;
     } else cursor.skip();
   });
   return svcId ? { svcId, json } : undefined;
@@ -62,8 +62,11 @@ function readTaskResult(cursor: JsonCursor): BulkTaskResult {
   cursor.object((key) => {
     if (key === 'taskId') taskId = cursor.string() ?? '';
     else if (key === 'status') status = cursor.value() as Status | null;
-    else if (key === 'values') cursor.array(() => candidates.push(readCandidate(cursor)));
-    else if (key === 'goldenRecord') goldenRecord = readGoldenRecord(cursor);
+    // A member given twice counts as JSON.parse counts it: the last one.
+    else if (key === 'values') {
+      candidates.length = 0;
+      cursor.array(() => candidates.push(readCandidate(cursor)));
+    } else if (key === 'goldenRecord') goldenRecord = readGoldenRecord(cursor);
     else cursor.skip();
   });
   const result: BulkTaskResult = { taskId, status: status?.code ?? 'OK', candidates };
@@ -87,8 +90,10 @@ export function readBulkPage(body: Buffer): BulkPage {
     else if (key === 'status') status = cursor.value() as Status | null;
     else if (key === 'progress') progress = (cursor.value() as number | null) ?? 0;
     else if (key === 'nextStartAfter') nextStartAfter = cursor.string() || undefined;
-    else if (key === 'results') cursor.array(() => results.push(readTaskResult(cursor)));
-    else cursor.skip();
+    else if (key === 'results') {
+      results.length = 0;
+      cursor.array(() => results.push(readTaskResult(cursor)));
+    } else cursor.skip();
   });
   cursor.end();
   const page: BulkPage = { id, status: status?.code ?? 'RUNNING', progress, results };

@@ -11,8 +11,9 @@
 // space); only the spans read are decoded here, each a string of its own.
 //
 // What is read goes through JSON.parse (a string with escapes, a number, a small object), so
-// its values are exactly what JSON.parse gives. What is stepped over is checked for balanced
-// brackets, terminated strings and well-formed literals only.
+// its values are exactly what JSON.parse gives; raw() text, passed on as JSON, is checked as
+// JSON.parse would check it. What is stepped over is checked for balanced brackets, terminated
+// strings and well-formed literals only.
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -30,6 +31,10 @@ const ZERO = 0x30;
 const KEYWORDS = ['true', 'false', 'null'];
 
 const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= 0x39;
+const isHex = (c: number | undefined) =>
+  c !== undefined && (isDigit(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66));
+/** The characters after a backslash JSON knows, but u: " \ / b f n r t. */
+const ESCAPED = new Set([QUOTE, BACKSLASH, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
 
 /**
  * Whether bytes[start, end) are a JSON number, true, false or null. Checked in the bytes: a
@@ -148,7 +153,8 @@ export class JsonCursor {
 
   /** The value here, whatever it is, as JSON.parse gives it. */
   value(): unknown {
-    return JSON.parse(this.raw());
+    const start = this.#skip();
+    return JSON.parse(this.#bytes.toString('utf8', start, this.#at));
   }
 
   /**
@@ -165,9 +171,16 @@ export class JsonCursor {
     return this.#bytes.toString('latin1', start + 1, end);
   }
 
-  /** The text of the value here, as written. */
+  /**
+   * The text of the value here, as written, checked to be JSON: it is passed on as JSON (a
+   * MatchResult's golden record), so what JSON.parse refuses must not get through. Checked in
+   * the bytes, without building the value: JSON.parse of each golden record cost more than
+   * reading the rest of its task.
+   */
   raw(): string {
-    const start = this.#skip();
+    this.#peek();
+    const start = this.#at;
+    this.#checked();
     return this.#bytes.toString('utf8', start, this.#at);
   }
 
@@ -220,6 +233,81 @@ export class JsonCursor {
     if (!isLiteral(bytes, start, end)) this.#fail('a value');
     this.#at = end;
     return start;
+  }
+
+  /**
+   * Steps over the value here as JSON.parse reads it, refusing what it refuses: separators,
+   * member names, escapes and control characters inside containers too. Iterative, like #skip:
+   * a deeply nested text cannot overflow the stack.
+   */
+  #checked(): void {
+    const closers = this.#closers;
+    let depth = 0;
+    // What comes next: a value (or, first in an array, its end), a member name (or, first in
+    // an object, its end), a colon, or what follows a value.
+    let expect: 'value' | 'first-value' | 'name' | 'first-name' | 'colon' | 'after' = 'value';
+    for (;;) {
+      // Done at the end of the value, before any white space after it (not part of the text).
+      if (expect === 'after' && depth === 0) return;
+      const c = this.#peek();
+      if (expect === 'after') {
+        if (c === COMMA) expect = closers[depth - 1] === CLOSE_OBJECT ? 'name' : 'value';
+        else if (c === closers[depth - 1]) depth -= 1;
+        else this.#fail("',' or a closing bracket");
+        this.#at += 1;
+        continue;
+      }
+      if (expect === 'colon') {
+        this.#expect(COLON, "':'");
+        expect = 'value';
+        continue;
+      }
+      if (
+        (expect === 'first-value' && c === CLOSE_ARRAY) ||
+        (expect === 'first-name' && c === CLOSE_OBJECT)
+      ) {
+        depth -= 1;
+        this.#at += 1;
+        expect = 'after';
+        continue;
+      }
+      if (expect === 'name' || expect === 'first-name') {
+        if (c !== QUOTE) this.#fail('a member name');
+        this.#at = this.#checkedStringEnd(this.#at);
+        expect = 'colon';
+        continue;
+      }
+      if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+        closers[depth++] = c === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY;
+        this.#at += 1;
+        expect = c === OPEN_OBJECT ? 'first-name' : 'first-value';
+        continue;
+      }
+      if (c === QUOTE) this.#at = this.#checkedStringEnd(this.#at);
+      else this.#skip();
+      expect = 'after';
+    }
+  }
+
+  /** Where the string starting at `start` ends, refusing control characters and escapes JSON has not. */
+  #checkedStringEnd(start: number): number {
+    const bytes = this.#bytes;
+    for (let i = start + 1; i < bytes.length;) {
+      const c = bytes[i] as number;
+      if (c === QUOTE) return i + 1;
+      if (c < 0x20) this.#fail('a character of a string', i);
+      if (c !== BACKSLASH) {
+        i += 1;
+        continue;
+      }
+      const escaped = bytes[i + 1];
+      if (escaped === 0x75) {
+        for (let h = i + 2; h < i + 6; h += 1) if (!isHex(bytes[h])) this.#fail('a \\u escape', i);
+        i += 6;
+      } else if (escaped !== undefined && ESCAPED.has(escaped)) i += 2;
+      else this.#fail('an escape', i);
+    }
+    this.#fail('the end of a string', bytes.length);
   }
 
   /**

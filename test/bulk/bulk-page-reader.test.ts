@@ -96,6 +96,28 @@ describe('readBulkPage', () => {
     expect(JSON.parse(golden?.json ?? '')).toEqual(partner('Davis Construction'));
   });
 
+  it('regression: a golden record that is not JSON fails the page (its text reached MatchResults as it was)', () => {
+    const whole = JSON.stringify(page);
+    const at =
+      whole.indexOf('"businessPartner":{', whole.indexOf('"goldenRecord"')) + '"businessPartner":{'.length;
+    const text = `${whole.slice(0, at)}"broken" 01,${whole.slice(at)}`;
+    expect(() => JSON.parse(text)).toThrow(SyntaxError);
+    expect(() => readBulkPage(Buffer.from(text))).toThrow(SyntaxError);
+  });
+
+  it('regression: a member given twice counts as JSON.parse counts it, the last one (results and candidates were merged)', () => {
+    const text =
+      '{"id":"b","status":{"code":"FINISHED"},"progress":100,' +
+      '"results":[{"taskId":"old","values":[{"svcId":"A:1","score":0.9}]}],' +
+      '"results":[{"taskId":"new","values":[{"svcId":"A:1","score":0.9}],"values":[{"svcId":"B:2","score":0.5}],' +
+      '"goldenRecord":{"svcId":"B:2","businessPartner":{"a":1},"businessPartner":null}}]}';
+    const { results } = readBulkPage(Buffer.from(text));
+    const parsed = JSON.parse(text) as { results: { taskId: string; values: { svcId: string }[] }[] };
+    expect(results.map((r) => r.taskId)).toEqual(parsed.results.map((r) => r.taskId));
+    expect(results[0]?.candidates.map((c) => c.svcId)).toEqual(['B:2']);
+    expect(results[0]?.goldenRecord).toEqual({ svcId: 'B:2', json: '{}' });
+  });
+
   it('gives a running page without results when the service sent none yet', () => {
     expect(readBulkPage(Buffer.from('{"id":"b","status":{"code":"RUNNING"},"progress":40}'))).toEqual({
       id: 'b',

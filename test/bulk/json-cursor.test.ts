@@ -119,4 +119,38 @@ describe('JsonCursor', () => {
       cursor.end();
     }).toThrow(SyntaxError);
   });
+
+  it('gives raw text of any value exactly as written, white space around it left out', () => {
+    for (const document of documents) {
+      const text = JSON.stringify(document, null, 1);
+      const cursor = new JsonCursor(Buffer.from(`[ ${text} \n, 1]`));
+      const raw: string[] = [];
+      cursor.array(() => raw.push(cursor.raw()));
+      cursor.end();
+      expect(raw).toEqual([text, '1']);
+    }
+  });
+
+  it.each([
+    ['a number that is not JSON', '{"a":01}'],
+    ['members without colon or comma', '{"a" "b" 1 2}'],
+    ['an escape JSON has not', '{"a":"\\x"}'],
+    ['a short \\u escape', '["\\u12"]'],
+    ['misspelt literals', '[tru, nul, 1.]'],
+    ['a raw tab in a string', '{"a":"x\ty"}'],
+    ['a member name that is not a string', '{a:1}'],
+    ['a trailing comma', '[1,]'],
+    ['a comma where a value starts', '[,1]'],
+  ])(
+    'regression: raw() refuses %s inside a value (malformed golden records reached MatchResults as their JSON)',
+    (_, text) => {
+      expect(() => JSON.parse(text)).toThrow(SyntaxError);
+      expect(() => new JsonCursor(Buffer.from(text)).raw()).toThrow(SyntaxError);
+    },
+  );
+
+  it('raw() steps over a deeply nested value without running out of stack', () => {
+    const text = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    expect(new JsonCursor(Buffer.from(text)).raw()).toBe(text);
+  });
 });
