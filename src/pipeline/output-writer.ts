@@ -141,20 +141,23 @@ export class OutputWriter {
       prepared = outputs.prepare(messages);
     } catch (error) {
       if (!isTooLarge(error)) throw error;
+      let refused = error;
       for (const fallback of this.#fallbacks(messages, inputs, error)) {
         try {
           prepared = outputs.prepare(fallback.messages);
           written = fallback.written;
           break;
         } catch (again) {
-          if (!isTooLarge(again) || fallback.last) throw again;
+          if (!isTooLarge(again)) throw again;
+          refused = again;
         }
       }
+      if (prepared === undefined) throw refused;
     }
     const { topic, partition } = (inputs[0] as InputRecord).position;
     const offsets = inputs.map((input) => input.position.offset);
     const offset = Math.max(...offsets);
-    staging.stage({ topic, partition }, offset, prepared as unknown[], Math.min(...offsets));
+    staging.stage({ topic, partition }, offset, prepared, Math.min(...offsets));
     state.staged({ topic, partition }, offset, () => then(written));
   }
 
@@ -164,15 +167,17 @@ export class OutputWriter {
       return true;
     } catch (error) {
       if (!isTooLarge(error)) throw error;
+      let refused = error;
       for (const fallback of this.#fallbacks(messages, inputs, error)) {
         try {
           await this.#sink.send(fallback.messages);
           return fallback.written;
         } catch (again) {
-          if (!isTooLarge(again) || fallback.last) throw again;
+          if (!isTooLarge(again)) throw again;
+          refused = again;
         }
       }
-      throw error;
+      throw refused;
     }
   }
 
@@ -186,7 +191,7 @@ export class OutputWriter {
     messages: OutputMessage[],
     inputs: InputRecord[],
     error: PartnerEnrichError,
-  ): Generator<{ messages: OutputMessage[]; written: boolean; last?: true }> {
+  ): Generator<{ messages: OutputMessage[]; written: boolean }> {
     if (messages.some((message) => message.output === 'deadLetters'))
       yield {
         messages: messages.map((message) =>
@@ -197,7 +202,7 @@ export class OutputWriter {
     for (const _ of inputs) this.#observer.deadLetter?.('output', error.code);
     const letters = inputs.map((input) => deadLetter(input, 'output', error, 1, this.#now()));
     yield { messages: letters, written: false };
-    yield { messages: letters.map(withoutValue), written: false, last: true };
+    yield { messages: letters.map(withoutValue), written: false };
   }
 }
 

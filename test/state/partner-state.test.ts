@@ -152,13 +152,19 @@ describe('PartnerState', () => {
     expect(state.scan({ ...partition, partition: 9 }, '', 2)).toEqual([]);
   });
 
-  it('regression: a warm restore after the storage topic dropped a tombstone brought the deleted partner back', async () => {
+  /** A state file of the first ten records, checkpointed at 2026-01-01 (Date faked); still open. */
+  async function checkpointedOnNewYear() {
     vi.useFakeTimers({ toFake: ['Date'] });
     const dir = stateDir();
     vi.setSystemTime(Date.UTC(2026, 0, 1));
     const first = new PartnerState({ dir, changelog: compactedChangelog(firstTen(), 10).changelog });
     await first.restore([partition]);
     await first.checkpoint(async () => {});
+    return { dir, first };
+  }
+
+  it('regression: a warm restore after the storage topic dropped a tombstone brought the deleted partner back', async () => {
+    const { dir, first } = await checkpointedOnNewYear();
     first.close();
 
     // Away for 25 h: P-3 was deleted (15) and compaction removed its record (3) and, past
@@ -178,12 +184,7 @@ describe('PartnerState', () => {
   });
 
   it('reads only the tail while the checkpoint is younger than the tombstones, also for a partition no one wrote to', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const dir = stateDir();
-    vi.setSystemTime(Date.UTC(2026, 0, 1));
-    const first = new PartnerState({ dir, changelog: compactedChangelog(firstTen(), 10).changelog });
-    await first.restore([partition]);
-    await first.checkpoint(async () => {});
+    const { dir, first } = await checkpointedOnNewYear();
     // Two days without a write to the partition: each checkpoint moves the time all the same.
     vi.setSystemTime(Date.UTC(2026, 0, 3));
     await first.checkpoint(async () => {});
