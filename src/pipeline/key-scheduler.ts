@@ -5,7 +5,7 @@
 // versions coalesce into it. A rerun's copy of a stored partner that still waits is
 // replaced by live work for the partner the same way: the live record's lookup gives the
 // partner's new state, and the rerun counts the partner as superseded.
-import type { PartnerWork } from './records.ts';
+import type { PartnerWork, SubmittedTask } from './records.ts';
 
 interface KeySlot {
   active: PartnerWork;
@@ -104,15 +104,26 @@ function chain(head: PartnerWork, work: PartnerWork): void {
   else waiting.set(last, work);
 }
 
+/**
+ * Records read again after a restart are answered by the task that answered them before:
+ * a newer version joining them would have them looked up anew, and their second output
+ * would come from another bulk than their first. Only records of the same task join them.
+ */
 const canMerge = (older: PartnerWork, newer: PartnerWork): boolean =>
-  older.kind === 'lookup' && newer.kind === 'lookup' && older.state !== 'submitted';
+  older.kind === 'lookup' &&
+  newer.kind === 'lookup' &&
+  older.state !== 'submitted' &&
+  (!older.resumeFrom || sameTask(older.resumeFrom, newer.resumeFrom));
+
+const sameTask = (a: SubmittedTask, b: SubmittedTask | undefined): boolean =>
+  a.submissionId === b?.submissionId && a.taskId === b.taskId;
 
 /** The newer content wins; every input record stays, oldest first, to get its own output. */
 function merge(into: PartnerWork, newer: PartnerWork): void {
   into.records.push(...newer.records);
   into.jsonRecord = newer.jsonRecord;
   into.hash = newer.hash;
+  if (into.resumeFrom) return;
   // An earlier run's submission only stands for the content it was made for.
-  if (newer.resumeFrom?.hash !== into.hash) delete into.resumeFrom;
-  else into.resumeFrom = newer.resumeFrom;
+  if (newer.resumeFrom?.hash === into.hash) into.resumeFrom = newer.resumeFrom;
 }

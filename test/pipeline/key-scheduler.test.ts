@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyScheduler } from '../../src/pipeline/key-scheduler.ts';
-import type { PartnerWork, RerunOutcome } from '../../src/pipeline/records.ts';
+import type { PartnerWork, RerunOutcome, SubmittedTask } from '../../src/pipeline/records.ts';
 
 let offset = 0;
 function work(partnerId: string, kind: PartnerWork['kind'] = 'lookup', hash = `h${offset}`): PartnerWork {
@@ -176,6 +176,48 @@ describe('KeyScheduler', () => {
       `delete@${at(deletion)}`,
       `lookup@${at(recreate)}+${at(again)}`,
     ]);
+  });
+
+  /** A record read again after a restart: an earlier run's task answered it (coalesced into `hash`). */
+  function readAgain(partnerId: string, task: SubmittedTask, hash = task.hash): PartnerWork {
+    const again = work(partnerId, 'lookup', hash);
+    again.resumeFrom = task;
+    return again;
+  }
+
+  it('regression: a record read again after a kill is answered by the bulk that answered it, not by a newer version arriving meanwhile (its MatchResults came from two bulks)', () => {
+    const { dispatched, scheduler } = collect();
+    const task: SubmittedTask = { submissionId: 's1', bulkId: 'b1', taskId: 't1', hash: 'v2' };
+    const first = readAgain('a', task, 'v0');
+    scheduler.offer(first);
+    first.state = 'submitted'; // resuming b1
+    const second = readAgain('a', task, 'v1');
+    const third = readAgain('a', task);
+    const newer = work('a', 'lookup', 'v3');
+    for (const w of [second, third, newer]) scheduler.offer(w);
+    const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
+    expect(drained(scheduler, dispatched, 'a')).toEqual([
+      `lookup@${at(first)}`,
+      `lookup@${at(second)}+${at(third)}`,
+      `lookup@${at(newer)}`,
+    ]);
+    expect(second.resumeFrom).toBe(task);
+    expect(newer.resumeFrom).toBeUndefined();
+  });
+
+  it('folds a record read again into older live work that waits: both are answered by its earlier task', () => {
+    const { dispatched, scheduler } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'submitted';
+    const live = work('a');
+    scheduler.offer(live);
+    const task: SubmittedTask = { submissionId: 's1', bulkId: 'b1', taskId: 't1', hash: 'v2' };
+    scheduler.offer(readAgain('a', task));
+    scheduler.complete('a');
+    expect(dispatched).toEqual([first, live]);
+    expect(live.records).toHaveLength(2);
+    expect(live.resumeFrom).toBe(task);
   });
 
   it("regression: live work waiting behind a rerun's copy in its retry's backoff is not dropped when the copy is queued again and superseded", () => {
