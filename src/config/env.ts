@@ -21,9 +21,19 @@ export interface EnvironmentSource {
   input: PlainObject;
   /** Option path -> the variable that set it, to name the culprit in error messages. */
   origins: Map<string, string>;
+  /** A variable that names a nested option with `_` where `__` belongs -> that option's variable. */
+  meant: Map<string, string>;
 }
 
 const optionsByEnvVar = new Map(configOptions.map((option) => [option.envVar, option]));
+
+// PARTNER_ENRICH_REFDATA_TIMEOUT_MS for PARTNER_ENRICH_REFDATA__TIMEOUT_MS is an easy slip,
+// and a variable the pipeline ignores leaves the user believing the option is set.
+const nestedBySingleUnderscores = new Map(
+  configOptions
+    .filter((option) => option.envVar.includes('__'))
+    .map((option) => [option.envVar.replaceAll('__', '_'), option.envVar]),
+);
 
 const TRUE = /^(true|1|yes|on)$/i;
 const FALSE = /^(false|0|no|off)$/i;
@@ -60,16 +70,19 @@ function optionPathFor(envVar: string): { path: string; kind: EnvKind } | undefi
   if (option) return { path: option.path, kind: option.envKind };
   const renamedFrom = renamedEnvVars.get(envVar);
   if (renamedFrom) return { path: renamedFrom, kind: 'string' };
-  // A `__` shows the variable means a nested option; passing it on lets the strict schema
-  // reject the misspelling. Other PARTNER_ENRICH_* names belong to the local
-  // infrastructure scripts (README) and are none of the pipeline's business.
-  if (envVar.includes('__')) return { path: pathOf(envVar), kind: 'string' };
+  // A `__`, or an option's name with `_` for its `__`, shows the variable means a nested
+  // option; passing it on lets the strict schema reject the misspelling. Other
+  // PARTNER_ENRICH_* names belong to the local infrastructure scripts (README) and are none
+  // of the pipeline's business.
+  if (envVar.includes('__') || nestedBySingleUnderscores.has(envVar))
+    return { path: pathOf(envVar), kind: 'string' };
   return undefined;
 }
 
 export function readEnvironment(env: NodeJS.ProcessEnv): EnvironmentSource {
   const input: PlainObject = {};
   const origins = new Map<string, string>();
+  const meant = new Map<string, string>();
   const set = (envVar: string, path: string, kind: EnvKind, text: string) => {
     // Compose files often write `NAME=` for "not set"; only a list can be meaningfully empty.
     if (text.trim() === '' && kind !== 'list') return;
@@ -91,6 +104,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv): EnvironmentSource {
     const text = env[envVar];
     const target = optionPathFor(envVar);
     if (text !== undefined && target) set(envVar, target.path, target.kind, text);
+    const option = nestedBySingleUnderscores.get(envVar);
+    if (option) meant.set(envVar, option);
   }
-  return { input, origins };
+  return { input, origins, meant };
 }

@@ -40,12 +40,14 @@ function variableFor(origins: ReadonlyMap<string, string>, path: readonly string
 }
 
 export function environmentLayer(env: NodeJS.ProcessEnv): Layer {
-  const { input, origins } = readEnvironment(env);
+  const { input, origins, meant } = readEnvironment(env);
   return {
     input,
     originOf: (path) => {
       const envVar = variableFor(origins, path.map(String));
-      return envVar === undefined ? undefined : `environment variable ${envVar}`;
+      if (envVar === undefined) return undefined;
+      const option = meant.get(envVar);
+      return `environment variable ${envVar}${option ? `; levels are separated by __: ${option}` : ''}`;
     },
     renamedHint: (from, to) => `${envVarFor(from)} was renamed to ${envVarFor(to)}`,
   };

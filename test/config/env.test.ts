@@ -136,6 +136,17 @@ describe('environment variables', () => {
     );
   });
 
+  it('regression: reject a nested option written with _ where __ belongs, naming the variable meant (it was ignored, the option kept its default)', () => {
+    const error = configErrorOf(
+      () => withEnv({ PARTNER_ENRICH_REFDATA_TIMEOUT_MS: '5000' }),
+      'CONFIG_INVALID',
+    );
+    expect(problemPaths(error)).toEqual(['refdataTimeoutMs']);
+    expect(error.message).toContain(
+      'unknown option (from environment variable PARTNER_ENRICH_REFDATA_TIMEOUT_MS; levels are separated by __: PARTNER_ENRICH_REFDATA__TIMEOUT_MS)',
+    );
+  });
+
   it('ignore other PARTNER_ENRICH_ variables, which belong to the local infrastructure scripts', () => {
     const config = withEnv({ PARTNER_ENRICH_KAFKA_VERSIONS: '4.4.0', PARTNER_ENRICH_NO_DOCKER: 'true' });
     expect(config).toEqual(loadConfig({ env: API_KEY_ENV }));
