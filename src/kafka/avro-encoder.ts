@@ -116,6 +116,12 @@ export async function registerSchema(
       `the pipeline's schema for ${subject} is incompatible with the subject's versions: ${reason}`,
       { details },
     );
+  if (registered.status === 401 || registered.status === 403)
+    throw new SerdeError(
+      'SCHEMA_REGISTRY_AUTH_FAILED',
+      `schema registry at ${redactUrl(registry.url)} refused the credentials (HTTP ${registered.status}) registering ${subject}: ${reason}`,
+      { details },
+    );
   if (registered.status >= 500 || registered.status === 429)
     throw new SerdeError(
       'SCHEMA_REGISTRY_UNAVAILABLE',

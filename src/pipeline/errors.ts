@@ -35,5 +35,11 @@ const SERVICE_FAULTS = new Set([
 
 export const isServiceFault = (error: PartnerEnrichError): boolean => SERVICE_FAULTS.has(error.code);
 
-/** Failures of the pipeline's own state: no record is to blame, the process stops. */
-export const isFatal = (error: PartnerEnrichError): boolean => error.code === 'STATE_WRITE_FAILED';
+/**
+ * Failures no record is to blame for and that waiting does not cure: the pipeline's own state
+ * cannot be written, or the schema registry refuses the credentials. The process stops (never
+ * a dead letter), for its supervisor to restart it.
+ */
+const FATAL = new Set(['STATE_WRITE_FAILED', 'SCHEMA_REGISTRY_AUTH_FAILED']);
+
+export const isFatal = (error: PartnerEnrichError): boolean => FATAL.has(error.code);

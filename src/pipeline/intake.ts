@@ -11,6 +11,7 @@ import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { CommitWatermark } from './commit-watermark.ts';
+import { isFatal } from './errors.ts';
 import type { FlowControl } from './flow-control.ts';
 import type { FailureStage } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
@@ -33,7 +34,7 @@ export interface IntakeParts {
   observer: PipelineObserver;
   /** Work ready for per-key scheduling. */
   schedule(work: PartnerWork): void;
-  /** A failure the pipeline cannot go on after (a bug: an error without a code of ours). */
+  /** A failure the pipeline cannot go on after (a fatal code, or a bug: an error without a code of ours). */
   fail(error: Error): void;
   /** A record that cannot become work: dead-letter it. */
   reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void;
@@ -241,15 +242,19 @@ export class Intake {
     this.#parts.schedule(lookup);
   }
 
-  /** A coded failure dead-letters the record; anything else is a bug and fails the pipeline. */
+  /**
+   * A coded failure dead-letters the record; a fatal one (the registry refusing the
+   * credentials) or anything else (a bug) fails the pipeline.
+   */
   #reject(input: InputRecord, stage: FailureStage, error: unknown, epoch: number): void {
-    if (isPartnerEnrichError(error)) this.#parts.reject(input, stage, error, epoch);
+    if (isPartnerEnrichError(error) && !isFatal(error)) this.#parts.reject(input, stage, error, epoch);
     else this.#parts.fail(error as Error);
   }
 
   /**
    * The schema registry being away is no reason to dead-letter a record: the partition
-   * waits for it (paused, reported by readiness) for as long as it takes.
+   * waits for it (paused, reported by readiness) for as long as it takes. Only what can be
+   * retried is waited for: a registry refusing the credentials fails the pipeline at once.
    */
   async #decode(value: Buffer, intake: PartitionIntake, epoch: number): Promise<PartnerRecord> {
     const { decoder, flow, observer } = this.#parts;

@@ -15,11 +15,13 @@ export const SERDE_ERROR_CODES = [
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it, a map key as <map>.entries.<n>.key) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',
-  /** The schema registry did not answer (unreachable, a timeout, an HTTP error but 404): retried while decoding, never a dead letter by itself; at start, `run` exits. */
+  /** The schema registry did not answer (unreachable, a timeout, an HTTP error but 401, 403 and 404): retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
+  /** The schema registry refused the credentials (HTTP 401 or 403), while decoding or at start: never retried, never a dead letter; `run` exits non-zero. details.status. */
+  'SCHEMA_REGISTRY_AUTH_FAILED',
   /** At start: an output schema the subject's compatibility level refuses next to its existing versions. */
   'SCHEMA_INCOMPATIBLE',
-  /** At start: the registry refused an output schema for another reason (credentials, an invalid schema). */
+  /** At start: the registry refused an output schema for a reason other than compatibility or credentials (an invalid schema). */
   'SCHEMA_REGISTRATION_REJECTED',
 ] as const;
 

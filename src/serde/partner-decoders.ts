@@ -2,6 +2,7 @@
 // same Avro schema as Avro input (one source of truth), with Avro defaults filled in.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type avro from 'avsc';
+import { redactUrl } from '../config/index.ts';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { blockCountCheck } from './block-counts.ts';
@@ -15,6 +16,22 @@ export interface PartnerDecoder {
    * undefined when decode() must be awaited instead. Throws as decode() rejects.
    */
   decodeNow?(value: Buffer): PartnerRecord | undefined;
+}
+
+/**
+ * The registry refused the client's credentials. The client's error names the request as
+ * `<method> <url>`; the URL is shown without credentials.
+ */
+function authFailed(schemaId: number, status: number, url: unknown, error: unknown): SerdeError {
+  const request = typeof url === 'string' ? /^(\S+) (.*)$/.exec(url) : null;
+  const asked = request
+    ? ` on ${(request[1] as string).toUpperCase()} ${redactUrl(request[2] as string)}`
+    : '';
+  return new SerdeError(
+    'SCHEMA_REGISTRY_AUTH_FAILED',
+    `schema registry refused the credentials (HTTP ${status})${asked}: ${(error as Error).message}`,
+    { cause: error, details: { schemaId, status } },
+  );
 }
 
 function checkFields(type: avro.Type, value: unknown): PartnerRecord {
@@ -100,12 +117,14 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     try {
       writer = (await registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (error) {
-      const status = (error as { status?: unknown }).status;
+      const { status, url } = error as { status?: unknown; url?: unknown };
       if (status === 404) {
         throw new SerdeError('DECODE_UNKNOWN_SCHEMA_ID', `schema id ${schemaId} is not in the registry`, {
           details: { schemaId },
         });
       }
+      // Credentials refused: asking again would be refused again, and no record is to blame.
+      if (status === 401 || status === 403) throw authFailed(schemaId, status, url, error);
       // Every request that brought no schema fails with an HTTP status, the client's own
       // transport failures and timeouts as 400: the registry is waited for. An error without
       // one comes from building what the registry served (a JSON Schema, an Avro default avsc

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSchemaRegistry } from '../../src/cli/enrichment.ts';
 import { registerSchema } from '../../src/kafka/avro-encoder.ts';
+import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 
 const PASSWORD = 'pa@ss:w0rd';
@@ -81,6 +82,39 @@ describe('schema registry credentials', () => {
     expect(registry.seen.at(-1)).toEqual({
       url: '/schemas/ids/7',
       authorization: basic('reg-user', PASSWORD),
+    });
+  });
+
+  it('regression: credentials the registry refuses (401, 403) at start were SCHEMA_REGISTRATION_REJECTED, and while decoding SCHEMA_REGISTRY_UNAVAILABLE, waited for forever', async () => {
+    const wrong = `http://reg-user:expired@${registry.url}`;
+    const refused = await registerSchema({ url: wrong }, 'partners-value', matchResult).then(
+      () => expect.fail('registered'),
+      (failure: unknown) => failure as Error,
+    );
+    expect(refused).toMatchObject({
+      code: 'SCHEMA_REGISTRY_AUTH_FAILED',
+      canRetry: false,
+      details: { subject: 'partners-value', status: 401 },
+    });
+    expect(refused.message).toBe(
+      `schema registry at http://${registry.url} refused the credentials (HTTP 401) registering partners-value: Unauthorized`,
+    );
+    expect(refused.message).not.toContain('expired');
+
+    const decoding = avroPartnerDecoder(createSchemaRegistry({ url: wrong }));
+    const header = Buffer.from([0, 0, 0, 0, 7]);
+    await expect(decoding.decode(Buffer.concat([header, Buffer.from([0])]))).rejects.toMatchObject({
+      code: 'SCHEMA_REGISTRY_AUTH_FAILED',
+      canRetry: false,
+      message: expect.stringContaining(`(HTTP 401) on GET http://${registry.url}/schemas/ids/7`),
+    });
+
+    // The credentials known, the permission missing.
+    registry.server.close();
+    registry = await startRegistry(403);
+    await expect(registrationFailure(registry.url)).resolves.toMatchObject({
+      code: 'SCHEMA_REGISTRY_AUTH_FAILED',
+      details: { status: 403 },
     });
   });
 

@@ -22,12 +22,17 @@ import type { InputRecord } from '../../src/pipeline/records.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
-import { jsonPartnerDecoder, type PartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import {
+  avroPartnerDecoder,
+  jsonPartnerDecoder,
+  type PartnerDecoder,
+} from '../../src/serde/partner-decoders.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { QuotaGate } from '../../src/quota/quota-gate.ts';
 import { usageQuotaCheck } from '../../src/quota/usage-quota-check.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
 import { eventually } from '../support/kafka.ts';
+import { refusal, startRegistryStandIn, wire } from '../serde/registry-stand-in.ts';
 
 const TOPIC = 'partners';
 const dataset = generateDataset({ organizations: 300, seed: 9 });
@@ -323,6 +328,33 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     await enrichment.stop(0);
     expect(sink.messages).toEqual([]);
     expect(source.commits).toEqual([]);
+  });
+
+  it('regression: a schema registry refusing the credentials kept the partition paused and retried forever; it stops the pipeline, no record dead-lettered', async () => {
+    const refusing = await startRegistryStandIn({}, refusal(401));
+    try {
+      const { enrichment, source, sink } = pipeline({ decoder: avroPartnerDecoder(refusing.client) });
+      await enrichment.start();
+      source.handler.assigned([ref(0)]);
+      await eventually(() => !source.paused.has(0), 5_000, 'partition 0 restored');
+      // Avro of schema id 7, a writer schema not known yet: decoding asks the registry.
+      const avroRecords = records(0, 0, 3).map((record) => ({ ...record, value: wire(7, Buffer.from([0])) }));
+      expect(source.deliver(avroRecords)).toBe(3);
+      const failure = await Promise.race([
+        enrichment.failed,
+        new Promise((resolve) => setTimeout(() => resolve('still running after 5 s'), 5_000)),
+      ]);
+      expect(failure).toMatchObject({ code: 'SCHEMA_REGISTRY_AUTH_FAILED', details: { status: 401 } });
+      expect(String((failure as Error).message)).toContain(`on GET ${refusing.url}/schemas/ids/7`);
+      // Asked once, not waited for.
+      expect(refusing.asked.get(7)).toBe(1);
+      expect(enrichment.readiness().ready).toBe(false);
+      await enrichment.stop(0);
+      expect(sink.messages).toEqual([]);
+      expect(source.commits).toEqual([]);
+    } finally {
+      await refusing.close();
+    }
   });
 
   it("regression: a partition whose former owner's ledger could not be read stops the pipeline before any lookup (it was admitted, and could pay again for the former owner's bulks)", async () => {

@@ -3,11 +3,18 @@
 // stand-in (registry-stand-in.ts).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
-import { avroSchema, startRegistryStandIn, wire, type RegistryStandIn } from './registry-stand-in.ts';
+import {
+  avroSchema,
+  refusal,
+  startRegistryStandIn,
+  wire,
+  type RegistryStandIn,
+} from './registry-stand-in.ts';
 import { INVALID_UTF8, patched } from './utf8-fixtures.ts';
 
 const partnerType = pipelineSchema('PartnerRecord').type;
@@ -214,6 +221,36 @@ describe('Avro partner decoder: writer schemas the registry serves', () => {
       canRetry: true,
       message: expect.stringContaining('ECONNREFUSED'),
     });
+  });
+
+  it('regression: a registry refusing the credentials (401, 403) was SCHEMA_REGISTRY_UNAVAILABLE, retried forever', async () => {
+    for (const status of [401, 403] as const) {
+      const refusing = await startRegistryStandIn({}, refusal(status));
+      try {
+        // Credentials in the registry's URL, as `schemaRegistry.url` may carry them.
+        const { host, port } = new URL(refusing.url);
+        const client = new SchemaRegistry({ host: `http://reg-user:s3cret@${host}` });
+        const failure = await avroPartnerDecoder(client)
+          .decode(value(7))
+          .then(
+            () => expect.fail('decoded'),
+            (error: unknown) => error as Error,
+          );
+        expect(failure).toMatchObject({
+          code: 'SCHEMA_REGISTRY_AUTH_FAILED',
+          canRetry: false,
+          details: { schemaId: 7, status },
+        });
+        expect(failure.message).toBe(
+          `schema registry refused the credentials (HTTP ${status}) on GET ` +
+            `http://reg-user:[redacted]@127.0.0.1:${port}/schemas/ids/7: ` +
+            `Confluent_Schema_Registry - ${status === 401 ? 'Unauthorized' : 'Forbidden'}`,
+        );
+        expect(failure.message).not.toContain('s3cret');
+      } finally {
+        await refusing.close();
+      }
+    }
   });
 });
 

@@ -25,15 +25,29 @@ export interface RegistryStandIn {
   close(): Promise<void>;
 }
 
-/** Ids without an answer get the registry's 404 (error code 40403). */
+/** A registry's refusal of the credentials it was sent (401: wrong or expired, 403: not allowed). */
+export const refusal = (status: 401 | 403): RegistryAnswer => ({
+  status,
+  body: {
+    error_code: status === 401 ? 40101 : 40301,
+    message: status === 401 ? 'Unauthorized' : 'Forbidden',
+  },
+});
+
+/**
+ * Ids without an answer get the registry's 404 (error code 40403). `everyRequest`, when given,
+ * answers every request instead, as a registry refusing the client's credentials does.
+ */
 export async function startRegistryStandIn(
   answers: Record<number, RegistryAnswer>,
+  everyRequest?: RegistryAnswer,
 ): Promise<RegistryStandIn> {
   const asked = new Map<number, number>();
   const server = createServer((request, response) => {
     const id = Number(/^\/schemas\/ids\/(\d+)/.exec(request.url ?? '')?.[1]);
     asked.set(id, (asked.get(id) ?? 0) + 1);
-    const answer = answers[id] ?? { status: 404, body: { error_code: 40403, message: 'Schema not found' } };
+    const answer = everyRequest ??
+      answers[id] ?? { status: 404, body: { error_code: 40403, message: 'Schema not found' } };
     response.setHeader('content-type', 'application/vnd.schemaregistry.v1+json');
     response.writeHead(answer.status).end(JSON.stringify(answer.body));
   });
