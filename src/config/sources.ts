@@ -23,7 +23,7 @@ function objectLayer(input: PlainObject, label: string): Layer {
 
 export const fileLayer = (file: string): Layer => objectLayer(readConfigFile(file), `file ${file}`);
 
-export const overridesLayer = (overrides: PlainObject): Layer => objectLayer(overrides, 'overrides');
+export const overridesLayer = (overrides: PlainObject): Layer => objectLayer(overrides, 'command-line flags');
 
 /**
  * The variable that set a path, a path above it (a list's item, kafka.brokers[1], belongs

@@ -25,4 +25,10 @@ describe('partner-enrich run, rerun schedule', { timeout: 60_000 }, () => {
       'rerunSchedule.cron: set either every or cron, not both (from environment variable PARTNER_ENRICH_RERUN_SCHEDULE__CRON)',
     );
   });
+
+  it("regression: names the command line as the source of a flag's invalid value (it said 'from overrides')", async () => {
+    const { code, stderr } = await runCli(['run', '--rerun-cron', 'every night'], API_KEY);
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/rerunSchedule\.cron: .* \(from command-line flags\)/);
+  });
 });

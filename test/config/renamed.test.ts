@@ -31,10 +31,10 @@ describe('renamed options', () => {
     );
   });
 
-  it('are rejected in the overrides', () => {
+  it('are rejected in the command-line flags', () => {
     const overrides = { refdata: { url: 'http://refdata:8080' } } as unknown as ConfigInput;
     const error = configErrorOf(() => loadConfig({ env: API_KEY_ENV, overrides }), 'CONFIG_OPTION_RENAMED');
-    expect(error.message).toContain('refdata.url was renamed to refdata.baseUrl (in overrides)');
+    expect(error.message).toContain('refdata.url was renamed to refdata.baseUrl (in command-line flags)');
   });
 
   it('are all listed when several are in use', () => {

@@ -33,7 +33,11 @@ describe('rerunSchedule', () => {
     expect(
       problemsOf({ PARTNER_ENRICH_RERUN_SCHEDULE__EVERY: '24h' }, { rerunSchedule: { cron: '0 2 * * *' } }),
     ).toEqual([
-      { path: 'rerunSchedule.cron', message: 'set either every or cron, not both', source: 'overrides' },
+      {
+        path: 'rerunSchedule.cron',
+        message: 'set either every or cron, not both',
+        source: 'command-line flags',
+      },
     ]);
   });
 
@@ -42,7 +46,7 @@ describe('rerunSchedule', () => {
       {
         path: 'rerunSchedule.timezone',
         message: 'applies to cron only (every counts from 1970-01-01 UTC)',
-        source: 'overrides',
+        source: 'command-line flags',
       },
     ]);
   });

@@ -83,7 +83,7 @@ describe('configuration sources', () => {
       'CONFIG_INVALID',
     );
     expect(error.message).toContain('observability.metricsPort: Too big');
-    expect(error.message).toContain('(from overrides)');
+    expect(error.message).toContain('(from command-line flags)');
   });
 });
 

@@ -125,7 +125,7 @@ describe('unknown options', () => {
       ['kafka.ssl.ca', 'kafka.ssl.cert', 'kafka.ssl.key'].map((path) => ({
         path,
         message: 'must be PEM text (-----BEGIN ...) or the path of a readable file',
-        source: 'overrides',
+        source: 'command-line flags',
       })),
     );
     expect(error.message).not.toContain(dir);
