@@ -11,7 +11,7 @@ export const SERDE_ERROR_CODES = [
   'DECODE_UNKNOWN_SCHEMA_ID',
   /** The writer schema the registry serves cannot be built (not Avro, a default avsc refuses) or read with the pipeline's reader schema; found once per schema id. */
   'DECODE_INCOMPATIBLE_SCHEMA',
-  /** Avro bytes that end early, carry trailing garbage, or count more array or map items than the bytes left can hold. */
+  /** Avro bytes that end early, carry trailing garbage, count more array or map items than the bytes left can hold, or more than 10,000 array items that take no bytes (nulls, empty records) in all. */
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it, a map key as <map>.entries.<n>.key) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',

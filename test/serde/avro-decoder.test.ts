@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_ZERO_WIDTH_ITEMS } from '../../src/serde/block-counts.ts';
 import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import {
@@ -51,6 +52,37 @@ const withNulls = writerWith(
   },
 );
 const withMap = writerWith({ name: 'tags', type: { type: 'map', values: 'string' } });
+const WITH_GRID_ID = 4;
+const withGrid = writerWith({
+  name: 'grid',
+  type: {
+    type: 'array',
+    items: {
+      type: 'array',
+      items: {
+        type: 'record',
+        name: 'Cell',
+        fields: [
+          { name: 'blank', type: { type: 'fixed', name: 'Blank', size: 0 } },
+          { name: 'none', type: 'null' },
+        ],
+      },
+    },
+  },
+});
+/** The reader's addresses as a writer may register them: records of a null, which take no bytes. */
+const NULL_ADDRESSES_ID = 5;
+const nullAddresses = (() => {
+  const schema = partnerType.schema() as { fields: { name: string }[] };
+  const addresses = {
+    name: 'addresses',
+    type: {
+      type: 'array',
+      items: { type: 'record', name: 'PartnerAddress', fields: [{ name: 'street', type: 'null' }] },
+    },
+  };
+  return { ...schema, fields: schema.fields.map((f) => (f.name === 'addresses' ? addresses : f)) };
+})();
 
 let registry: RegistryStandIn;
 beforeAll(async () => {
@@ -58,6 +90,8 @@ beforeAll(async () => {
     [PARTNER_ID]: avroSchema(partnerType.schema()),
     [WITH_NULLS_ID]: avroSchema(withNulls),
     [WITH_MAP_ID]: avroSchema(withMap),
+    [WITH_GRID_ID]: avroSchema(withGrid),
+    [NULL_ADDRESSES_ID]: avroSchema(nullAddresses),
   });
 });
 afterAll(() => registry.close());
@@ -66,38 +100,117 @@ afterAll(() => registry.close());
 const partnerStart = (...rest: Buffer[]) => Buffer.concat([string('P1'), string('ERP'), ...rest]);
 /** The rest of a PartnerRecord after its names: no legal form, no lists, changedAt 1. */
 const partnerEnd = Buffer.concat([long(0), long(0), long(0), long(0), long(1)]);
+/** A PartnerRecord without names, then the bytes of the writer's extra fields. */
+const partnerWith = (...extra: Buffer[]) => partnerStart(long(0), partnerEnd, ...extra);
+
+/**
+ * The outcome of decoding `value` in a process of its own, with a small heap and a time limit:
+ * a body that runs avsc out of memory or keeps it looping fails the test, not the test run.
+ */
+async function decodeAlone(value: Buffer): Promise<{ exit: number | string | null; stdout: string }> {
+  const script = `
+    import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+    import { avroPartnerDecoder } from ${JSON.stringify(new URL('../../src/serde/partner-decoders.ts', import.meta.url).href)};
+    const decoder = avroPartnerDecoder(new SchemaRegistry({ host: process.env.REGISTRY }));
+    await decoder.decode(Buffer.from(process.env.VALUE, 'hex')).then(
+      () => console.log(JSON.stringify({ decoded: true })),
+      (error) => console.log(JSON.stringify({ code: error.code, message: error.message })),
+    );`;
+  return promisify(execFile)(
+    process.execPath,
+    ['--max-old-space-size=64', '--input-type=module', '-e', script],
+    { env: { ...process.env, REGISTRY: registry.url, VALUE: value.toString('hex') }, timeout: 10_000 },
+  ).then(
+    ({ stdout }) => ({ exit: 0, stdout }),
+    (error: { code: number | null; signal: string | null; stdout: string }) => ({
+      exit: error.code ?? error.signal,
+      stdout: error.stdout,
+    }),
+  );
+}
+
+/** What decodeAlone() prints for a body refused as corrupt. */
+const corrupt = (schemaId: number, reason: string) => ({
+  exit: 0,
+  stdout: `${JSON.stringify({ code: 'DECODE_CORRUPT_AVRO', message: `Avro body of schema id ${schemaId}: ${reason}` })}\n`,
+});
 
 describe('Avro partner decoder: array and map block counts', () => {
   it('regression: an array block count larger than the body made avsc allocate it and the process abort out of memory', async () => {
     // 16 bytes that say the names are 4x10^8 strings. In a process of its own with a small
     // heap: before the check, avsc filled an array of that length until the process aborted.
     const value = wire(PARTNER_ID, partnerStart(long(400_000_000)));
-    const script = `
-      import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-      import { avroPartnerDecoder } from ${JSON.stringify(new URL('../../src/serde/partner-decoders.ts', import.meta.url).href)};
-      const decoder = avroPartnerDecoder(new SchemaRegistry({ host: process.env.REGISTRY }));
-      await decoder.decode(Buffer.from(process.env.VALUE, 'hex')).then(
-        () => console.log(JSON.stringify({ decoded: true })),
-        (error) => console.log(JSON.stringify({ code: error.code, message: error.message })),
-      );`;
-    const outcome = await promisify(execFile)(
-      process.execPath,
-      ['--max-old-space-size=64', '--input-type=module', '-e', script],
-      { env: { ...process.env, REGISTRY: registry.url, VALUE: value.toString('hex') } },
-    ).then(
-      ({ stdout }) => ({ exit: 0, stdout }),
-      (error: { code: number | null; signal: string | null; stdout: string }) => ({
-        exit: error.code ?? error.signal,
-        stdout: error.stdout,
-      }),
+    expect(await decodeAlone(value)).toEqual(
+      corrupt(PARTNER_ID, 'a block of 400000000 items in the 0 bytes left'),
     );
-    expect(outcome).toEqual({
-      exit: 0,
-      stdout: `${JSON.stringify({
+  });
+
+  it.each([
+    // avsc skips a field the reader does not have item by item: 2^40 turns of its loop (about
+    // six minutes; the child process is stopped after 10 s).
+    [
+      '2^40 nulls in a field the reader skips: avsc looped for six minutes',
+      WITH_NULLS_ID,
+      partnerWith(long(2 ** 40), long(0), long(0)),
+      2 ** 40,
+    ],
+    // The reader's addresses, each read as an object of six defaults, until the heap ran out.
+    [
+      '4x10^8 addresses written as records of a null: avsc ran out of memory',
+      NULL_ADDRESSES_ID,
+      partnerStart(long(0), long(0), long(400_000_000), long(0), long(0), long(0), long(1)),
+      400_000_000,
+    ],
+  ])(
+    'regression: items that take no bytes, exempt from the count check, were counted without limit: %s',
+    async (_what, schemaId, body, count) => {
+      expect(await decodeAlone(wire(schemaId, body))).toEqual(
+        corrupt(
+          schemaId,
+          `a block of ${count} items that take no bytes, beyond the ${MAX_ZERO_WIDTH_ITEMS} a body may count in all`,
+        ),
+      );
+    },
+    20_000,
+  );
+
+  it.each([
+    // Bodies of a few bytes: flags, then marks (an array of nulls, an array of records of a null).
+    ['two blocks of one array', WITH_NULLS_ID, [long(6000), long(5000), long(0), long(0)], 5000],
+    ['two arrays', WITH_NULLS_ID, [long(6000), long(0), long(5000), long(0)], 5000],
+    [
+      'a block of negative count (byte size 0)',
+      WITH_NULLS_ID,
+      [long(-10_001), long(0), long(0), long(0)],
+      10_001,
+    ],
+    // grid: an array of two arrays of 6000 cells (a fixed of size 0 and a null).
+    [
+      'arrays in an array (records of a fixed of size 0 and a null)',
+      WITH_GRID_ID,
+      [long(2), long(6000), long(0), long(6000), long(0), long(0)],
+      6000,
+    ],
+  ])(
+    'refuses more than MAX_ZERO_WIDTH_ITEMS items that take no bytes in all of a body: %s',
+    async (_what, schemaId, rest, count) => {
+      await expect(
+        avroPartnerDecoder(registry.client).decode(wire(schemaId, partnerWith(...rest))),
+      ).rejects.toMatchObject({
         code: 'DECODE_CORRUPT_AVRO',
-        message: `Avro body of schema id ${PARTNER_ID}: a block of 400000000 items in the 0 bytes left`,
-      })}\n`,
-    });
+        message: `Avro body of schema id ${schemaId}: a block of ${count} items that take no bytes, beyond the ${MAX_ZERO_WIDTH_ITEMS} a body may count in all`,
+      });
+    },
+  );
+
+  it('decodes a body with MAX_ZERO_WIDTH_ITEMS items that take no bytes in all', async () => {
+    const decoder = avroPartnerDecoder(registry.client);
+    const half = MAX_ZERO_WIDTH_ITEMS / 2;
+    const withNullsBody = partnerWith(long(half - 1), long(1), long(0), long(half), long(0));
+    const noNames = { ...partner, names: [] };
+    expect(await decoder.decode(wire(WITH_NULLS_ID, withNullsBody))).toEqual(noNames);
+    const gridBody = partnerWith(long(2), long(half), long(0), long(half), long(0), long(0));
+    expect(await decoder.decode(wire(WITH_GRID_ID, gridBody))).toEqual(noNames);
   });
 
   it.each([
@@ -139,7 +252,7 @@ describe('Avro partner decoder: array and map block counts', () => {
     });
   });
 
-  it('does not refuse items that take no bytes (null, a record of nulls), however many the count says', async () => {
+  it('does not refuse items that take no bytes (null, a record of nulls) for counting more than the bytes left', async () => {
     const writer = avro.Type.forSchema(withNulls as avro.Schema);
     const body = writer.toBuffer({
       ...partner,
