@@ -32,6 +32,17 @@ export class KafkaLedgerStore implements LedgerStore {
    * again, three writes of a whole bulk's tasks each, was a tenth of the pipeline's CPU).
    */
   readonly #writer = randomUUID();
+  /**
+   * Each key's last write still under way: a key's next write is sent once it has ended, so
+   * that the state topic gets a submission's writes in the order they were made. Separate
+   * send() calls of one producer are not kept in order by kafkajs: a request that fails (a
+   * dropped connection, a leader moving) gives its sequence numbers back and is sent again
+   * after a backoff, and a send() made meanwhile goes first. A lease renewal whose request was
+   * lost so landed after the bulk's record (or after the paid intent of a bulk cut to the
+   * quota granted, or the withdrawal): the state topic's last word on the records was an
+   * intent, and a restart adopted it and paid for the records again.
+   */
+  readonly #writing = new Map<string, Promise<void>>();
 
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
@@ -133,7 +144,7 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async save(entries: LedgerEntry[]): Promise<void> {
     const keys = entries.map((entry) => entry.key ?? (entry.bulkId as string));
-    await this.#write(() =>
+    await this.#inOrder(keys, () =>
       this.#producerOf(keys).send({
         topic: this.#topic,
         acks: -1,
@@ -147,7 +158,7 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   async remove(keys: string[]): Promise<void> {
-    await this.#write(() =>
+    await this.#inOrder(keys, () =>
       this.#producerOf(keys).send({
         topic: this.#topic,
         acks: -1,
@@ -159,6 +170,23 @@ export class KafkaLedgerStore implements LedgerStore {
   /** A submission's entries are all live work's or all a rerun's (their bulks never mix). */
   #producerOf(keys: string[]): Producer {
     return keys.some(isRerunEntryKey) ? this.#producers.rerun : this.#producers.live;
+  }
+
+  /** Sends once every earlier write of the same keys has ended (succeeded or failed for good). */
+  async #inOrder(keys: string[], send: () => Promise<unknown>): Promise<void> {
+    const before = new Set<Promise<void>>();
+    for (const key of keys) {
+      const writing = this.#writing.get(key);
+      if (writing) before.add(writing);
+    }
+    const write =
+      before.size > 0 ? Promise.allSettled(before).then(() => this.#write(send)) : this.#write(send);
+    for (const key of keys) this.#writing.set(key, write);
+    try {
+      await write;
+    } finally {
+      for (const key of keys) if (this.#writing.get(key) === write) this.#writing.delete(key);
+    }
   }
 
   async #write(send: () => Promise<unknown>): Promise<void> {

@@ -1,8 +1,11 @@
 // The bulk ledger shares the internal state topic with rerun jobs: on the real broker, the
 // ledger reads its entries and nothing of the reruns; what follow() delivers is what other
 // replicas write (a replica indexes its own writes as it makes them).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
+import type { Socket } from 'node:net';
+import { connect } from 'node:net';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BulkLedger, type LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
 import { KafkaLedgerStore } from '../../src/kafka/ledger-store.ts';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
@@ -87,6 +90,59 @@ describe('KafkaLedgerStore beside rerun records', () => {
     } finally {
       await stop();
       await own.close();
+    }
+  });
+
+  it("regression: a lease renewal whose request was lost and sent again does not land after the bulk's record (a restart found the records under an intent again and paid for them twice)", async () => {
+    // The connection drops each request carrying an intent while `dropping` is set, as a
+    // broker connection lost with the request on it: kafkajs sends the request again after a
+    // backoff. Nothing else is touched.
+    let dropping = false;
+    let dropped = 0;
+    const faulty = new Kafka({
+      clientId: uniqueName('faulty'),
+      brokers: [inject('kafkaBrokers')],
+      logLevel: logLevel.NOTHING,
+      retry: { retries: 8, initialRetryTime: 100 },
+      socketFactory: ({ host, port, onConnect }) => {
+        const socket: Socket = connect({ host, port }, onConnect);
+        const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
+        socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+          if (dropping && Buffer.isBuffer(chunk) && chunk.includes('"leaseUntil"')) {
+            dropped += 1;
+            socket.destroy(new Error('connection lost with the request on it'));
+            return false;
+          }
+          return write(chunk, ...rest);
+        }) as Socket['write'];
+        return socket;
+      },
+    });
+    const store = new KafkaLedgerStore(faulty, topic);
+    await store.connect();
+    try {
+      const ledger = new BulkLedger(store);
+      const position = { topic: 'partners', partition: 3, offset: 17 };
+      const tasks = [{ taskId: 't-1', hash: 'h-1', positions: [position] }];
+      const intent = { leaseMs: 60_000, paid: true, owner: 'member-1' };
+      await ledger.intend('renewed', tasks, intent);
+      // The renewal timer fires; its request is lost, and the bulk's record is written meanwhile.
+      dropping = true;
+      const renewal = ledger.intend('renewed', tasks, intent);
+      await eventually(() => dropped > 0, 30_000, 'the renewal lost');
+      let written = false;
+      const recorded = ledger.record('renewed', 'bulk-renewed', tasks).then(() => (written = true));
+      // The record lands, or (kept in order) waits while the renewal is lost twice more.
+      await eventually(() => written || dropped >= 3, 30_000, 'the record written or the renewal lost again');
+      dropping = false;
+      await Promise.all([renewal, recorded]);
+
+      // The process is killed now; its restart reads the state topic.
+      const restarted = new BulkLedger(new KafkaLedgerStore(kafka, topic));
+      await restarted.load();
+      expect(restarted.find(position)).toMatchObject({ submissionId: 'renewed', bulkId: 'bulk-renewed' });
+    } finally {
+      await store.close();
     }
   });
 });
