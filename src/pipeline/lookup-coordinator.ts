@@ -211,6 +211,7 @@ export class LookupCoordinator {
         if (written) then();
         this.#finish(work, rerunOutcome);
       },
+      () => this.#owned(work),
     );
   }
 

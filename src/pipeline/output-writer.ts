@@ -4,7 +4,8 @@
 // failure to write is fatal: nothing is committed, the records are read again after a
 // restart. Exactly-once: outputs of input records are checked and staged for their
 // partition's next transaction instead, and the work is finished once staged; reruns'
-// outputs (no input offset to commit them with) are still written at once.
+// outputs (no input offset to commit them with) are still written at once, held only while
+// the group rebalances (see hold()).
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import { PipelineError } from './errors.ts';
 import { deadLetter, withoutValue, type OutputMessage } from './outputs.ts';
@@ -32,8 +33,8 @@ export class OutputWriter {
   readonly #now: () => number;
   readonly #writes = new Set<Promise<void>>();
   readonly #transactional: Transactional | undefined;
-  /** Writes of input records' outputs held while the group rebalances (see hold()). */
-  #held: { messages: OutputMessage[]; inputs: InputRecord[]; then: Written }[] | undefined;
+  /** Writes held while the group rebalances (see hold()). */
+  #held: { messages: OutputMessage[]; inputs: InputRecord[]; then: Written; owned?: Owned }[] | undefined;
 
   constructor(
     sink: OutputSink,
@@ -53,18 +54,25 @@ export class OutputWriter {
    * Writes `messages` for `inputs`; calls `then` once they (or the inputs' dead letters) are
    * durable, telling whether the outputs went out (dead letters' own bytes may have been
    * dropped) or the inputs became dead letters OUTPUT_TOO_LARGE instead. Never rejects: a
-   * failure is routed to the fatal handler.
+   * failure is routed to the fatal handler. `owned` says whether the work is still this
+   * member's when writes held during a rebalance are released (by default: whether the
+   * inputs' partition is owned; a rerun's inputs are no input partition's).
    */
-  write(messages: OutputMessage[], inputs: InputRecord[], then: Written): void {
+  write(messages: OutputMessage[], inputs: InputRecord[], then: Written, owned?: Owned): void {
     traceProduce(messages, inputs, (durable) =>
-      this.#deliver(messages, inputs, (written) => {
-        durable();
-        then(written);
-      }),
+      this.#deliver(
+        messages,
+        inputs,
+        (written) => {
+          durable();
+          then(written);
+        },
+        owned,
+      ),
     );
   }
 
-  #deliver(messages: OutputMessage[], inputs: InputRecord[], then: Written): void {
+  #deliver(messages: OutputMessage[], inputs: InputRecord[], then: Written, owned?: Owned): void {
     const first = inputs[0];
     if (this.#transactional && first && !isRerunTopic(first.position.topic)) {
       try {
@@ -74,8 +82,8 @@ export class OutputWriter {
       }
       return;
     }
-    if (this.#held && first && !isRerunTopic(first.position.topic)) {
-      this.#held.push({ messages, inputs, then });
+    if (this.#held && first) {
+      this.#held.push({ messages, inputs, then, ...(owned ? { owned } : {}) });
       return;
     }
     const write = this.#write(messages, inputs)
@@ -106,21 +114,28 @@ export class OutputWriter {
   }
 
   /**
-   * The group rebalances: outputs of input records are held until the new assignment is
-   * known. A partition that moves is read again by its new owner from the committed offset:
-   * what its former owner wrote meanwhile would be written twice. (Exactly-once needs no
-   * hold: a fenced transaction's outputs are never visible.)
+   * The group rebalances: outputs are held until the new assignment is known. A partition
+   * that moves is read again by its new owner from the committed offset: what its former
+   * owner wrote meanwhile would be written twice. A rerun's outputs too: their storage
+   * records are partner state of the partition, and its new owner restores that state when
+   * it is assigned; one written by the former owner after that is missing from the new
+   * owner's state (its next record of the partner was decided and stored on the older
+   * state, the rerun's result lost), or lands after the new owner's own newer one. The
+   * partition's next owner redoes the rerun's chunk. (Exactly-once holds only reruns'
+   * outputs: a fenced transaction's outputs are never visible, a rerun's are written
+   * outside any transaction.)
    */
   hold(): void {
-    if (!this.#transactional) this.#held ??= [];
+    this.#held ??= [];
   }
 
-  /** The assignment is known: held writes of partitions still `owned` go out, the others are dropped. */
+  /** The assignment is known: held writes of work still owned go out, the others are dropped. */
   release(owned: (partition: PartitionRef) => boolean): void {
     const held = this.#held ?? [];
     this.#held = undefined;
-    for (const { messages, inputs, then } of held)
-      if (owned((inputs[0] as InputRecord).position)) this.#deliver(messages, inputs, then);
+    for (const write of held)
+      if (write.owned ? write.owned() : owned((write.inputs[0] as InputRecord).position))
+        this.#deliver(write.messages, write.inputs, write.then, write.owned);
   }
 
   /** Resolves when every write started so far has ended. */
@@ -208,6 +223,9 @@ export class OutputWriter {
 
 /** Called once outputs are durable: `written` false when the inputs became dead letters instead. */
 type Written = (written: boolean) => void;
+
+/** Whether the work the outputs are of is still this member's. */
+type Owned = () => boolean;
 
 const isTooLarge = (error: unknown): error is PartnerEnrichError =>
   isPartnerEnrichError(error) && error.code === OUTPUT_TOO_LARGE;

@@ -17,7 +17,12 @@ import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
-import type { PartitionRef, RecordSource, SourceHandler } from '../../src/pipeline/ports.ts';
+import type {
+  PartitionRef,
+  PipelineObserver,
+  RecordSource,
+  SourceHandler,
+} from '../../src/pipeline/ports.ts';
 import type { InputRecord } from '../../src/pipeline/records.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
@@ -130,6 +135,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       /** Consume quota through the sandbox's usage API before each bulk, as `run` does. */
       quota?: boolean;
       ledgerStore?: LedgerStore;
+      observer?: PipelineObserver;
     } = {},
   ) {
     const config = loadConfig({
@@ -170,6 +176,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         ledger,
         state,
         ...(quota ? { quota } : {}),
+        ...(options.observer ? { observer: options.observer } : {}),
       },
       {
         maxTasks: 500,
@@ -460,6 +467,79 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     const perTurn = new Map<number, number>();
     for (const t of turns) perTurn.set(t, (perTurn.get(t) ?? 0) + 1);
     expect(Math.max(...perTurn.values())).toBeLessThanOrEqual(50);
+  });
+
+  it("regression: a rerun's outputs are held while the group rebalances, and dropped for a partition that moved (its former owner wrote partner states after the new owner had restored them)", async () => {
+    // The group starts to rebalance once the rerun's bulk is recorded, before its results are read.
+    let bulkRecorded = () => {};
+    const memory = memoryLedgerStore();
+    const ledgerStore: LedgerStore = {
+      ...memory,
+      save: async (entries) => {
+        await memory.save(entries);
+        if (entries.some((entry) => entry.bulkId !== undefined && entry.key?.includes('rerun/')))
+          bulkRecorded();
+      },
+    };
+    let bulksRead = 0;
+    const observer: PipelineObserver = { bulkFinished: () => void (bulksRead += 1) };
+    const { enrichment, source, sink, state } = pipeline({ ledgerStore, observer });
+    await enrichment.start();
+    source.handler.assigned([ref(0), ref(1)]);
+    source.deliver(records(0, 0, 30));
+    source.deliver(records(1, 0, 30));
+    await eventually(
+      () => source.committedOffset(0) === 30 && source.committedOffset(1) === 30,
+      20_000,
+      'stored partners',
+    );
+    const readBefore = bulksRead;
+    type Phase = 'before' | 'rebalancing' | 'assigned';
+    let phase = 'before' as Phase;
+    bulkRecorded = () => {
+      if (phase !== 'before') return;
+      phase = 'rebalancing';
+      source.handler.rebalancing();
+    };
+    const written: { phase: Phase; message: OutputMessage }[] = [];
+    const send = sink.send.bind(sink);
+    sink.send = (messages) => {
+      for (const message of messages) written.push({ phase, message });
+      return send(messages);
+    };
+    const outcomes = [0, 1].map((partition) => {
+      const { epoch } = enrichment.partitions().find((p) => p.ref.partition === partition) as {
+        epoch: number;
+      };
+      return Promise.all(
+        enrichment.rerun(ref(partition), epoch, state.scan(ref(partition), '', 100), {
+          jobId: 'nightly',
+          initialize: false,
+          dryRun: false,
+          quotaShare: () => 1,
+        }),
+      );
+    });
+    // The rerun's bulk (both partitions' partners) is read and settled while the group rebalances.
+    await eventually(() => bulksRead > readBefore, 20_000, "the rerun's bulk read");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(phase).toBe('rebalancing');
+    // Partition 1 moves to another member, which restores its partner state now.
+    source.handler.revoked([ref(1)]);
+    phase = 'assigned';
+    source.handler.assigned([ref(0)]);
+    const kept = await outcomes[0];
+    await enrichment.stop(1_000);
+
+    const storage = (partition: number, when: Phase) =>
+      written.filter(
+        (w) => w.phase === when && w.message.output === 'storage' && w.message.partition === partition,
+      );
+    expect(written.filter((w) => w.phase === 'rebalancing')).toEqual([]);
+    expect(storage(1, 'assigned')).toEqual([]);
+    // The partition kept gets its rerun's outputs once the assignment is known.
+    expect(kept?.every((o) => o.kind === 'changed' || o.kind === 'unchanged')).toBe(true);
+    expect(storage(0, 'assigned')).toHaveLength(30);
   });
 
   // A chunk of 500 went as one bulk of 500, created, read and written in one piece: live
