@@ -73,7 +73,8 @@ export type RerunResult = (typeof RERUN_RESULTS)[number];
 /**
  * A rerun's work on this replica: `chunk` after a chunk of a partition's share is recorded
  * (its partners by result, the share's partners read so far of its total, whether it is
- * done); `quota` when quota was consumed for a rerun's bulk.
+ * done); `left` when the share stops running here, whatever the reason (done, the partition
+ * moved, stopping, canceled, died); `quota` when quota was consumed for a rerun's bulk.
  */
 export type RerunEvent =
   | {
@@ -85,6 +86,7 @@ export type RerunEvent =
       total: number;
       done: boolean;
     }
+  | { type: 'left'; jobId: string; partition: number }
   | { type: 'quota'; tasks: number };
 
 export interface EventChannel<Event> {

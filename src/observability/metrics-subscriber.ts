@@ -60,8 +60,10 @@ export function subscribeMetrics(metrics: Metrics): () => void {
     }),
     pipelineEvents.rerun.subscribe((event) => {
       if (event.type === 'quota') return metrics.rerunQuotaConsumed.inc(countable(event.tasks));
-      for (const result of RERUN_RESULTS) metrics.rerunPartners.inc({ result }, event.results[result]);
       const labels = { rerun: event.jobId, partition: String(event.partition) };
+      // A share no longer running here leaves no series behind (it moved: its new owner exports it).
+      if (event.type === 'left') return metrics.rerunProgress.remove(labels);
+      for (const result of RERUN_RESULTS) metrics.rerunPartners.inc({ result }, event.results[result]);
       // A finished share leaves no series behind: nightly reruns would pile them up.
       if (event.done) metrics.rerunProgress.remove(labels);
       else metrics.rerunProgress.set(labels, event.total > 0 ? Math.min(1, event.read / event.total) : 0);

@@ -99,9 +99,20 @@ export class PartitionRerun {
    * dropped (false). Rejects when its progress cannot be written.
    */
   async run(): Promise<boolean> {
+    const jobId = this.#parts.job().id;
+    try {
+      return await this.#run(jobId);
+    } finally {
+      // However the share ends here (done, moved to another member, stopped, canceled, died),
+      // its progress series goes: a share that moved kept its last ratio on its former owner
+      // for as long as that process ran, beside the new owner's series of the same partition.
+      pipelineEvents.rerun.publish({ type: 'left', jobId, partition: this.#ref.partition });
+    }
+  }
+
+  async #run(jobId: string): Promise<boolean> {
     const { jobs, host } = this.#parts;
     const now = this.#parts.now ?? Date.now;
-    const jobId = this.#parts.job().id;
     let progress = jobs.progress(jobId).get(this.#ref.partition) ?? (await this.#start(now()));
     if (progress.done || progress.error !== undefined) return true;
     if (!jobs.progress(jobId).has(this.#ref.partition)) await this.#save(progress);

@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createMetrics, subscribeMetrics } from '../../src/observability/index.ts';
 import type { PartitionRef } from '../../src/pipeline/ports.ts';
 import { PartitionRerun, type RerunHost } from '../../src/rerun/partition-rerun.ts';
 import type { RerunJob, RerunJobStore, RerunPartitionProgress } from '../../src/rerun/rerun-job.ts';
@@ -177,5 +178,51 @@ describe('PartitionRerun', () => {
     const state = await storedPartition();
     const { chunks } = await runShare(state, job({ batchSize: 500, limit: 120 }));
     expect(chunks.map((chunk) => chunk.length)).toEqual([120]);
+  });
+
+  it("regression: a share whose partition moved leaves no rerun_progress_ratio series behind (its former owner kept exporting its last ratio beside the new owner's)", async () => {
+    const state = await storedPartition();
+    const metrics = createMetrics();
+    const unsubscribe = subscribeMetrics(metrics);
+    const ratio = async () =>
+      (await metrics.registry.getSingleMetric('partner_enrich_rerun_progress_ratio')?.get())?.values.find(
+        (sample) => sample.labels.rerun === 'job-1' && sample.labels.partition === '0',
+      )?.value;
+    let chunks = 0;
+    let ratioAfterFirstChunk: number | undefined;
+    const host: RerunHost = {
+      partitions: () => [],
+      onPartitions: () => () => {},
+      // The first chunk is settled; the partition is revoked during the second: its work is dropped.
+      rerun: (_ref, _epoch, partners) => {
+        chunks += 1;
+        return partners.map(async () =>
+          chunks === 1
+            ? { kind: 'unchanged' as const, outcome: 'NO_MATCH' as const }
+            : { kind: 'dropped' as const },
+        );
+      },
+      releaseRerun: async () => {
+        ratioAfterFirstChunk = await ratio();
+      },
+    };
+    const rerun = new PartitionRerun(
+      {
+        host,
+        jobs: memoryJobs(),
+        state,
+        job: () => job({ batchSize: 500 }),
+        changed: () => new Promise(() => {}),
+      },
+      ref,
+      0,
+    );
+    try {
+      expect(await rerun.run()).toBe(false);
+      expect(ratioAfterFirstChunk).toBe(500 / PARTNERS);
+      expect(await ratio()).toBeUndefined();
+    } finally {
+      unsubscribe();
+    }
   });
 });
