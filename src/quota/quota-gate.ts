@@ -1,7 +1,8 @@
 // The quota consume check is the pipeline's rate limiter feed: before a bulk is
 // submitted, its task count is consumed from the organization's quota. OVER_LIMIT
 // pauses intake (the source stops fetching; nothing is buffered or dropped) and the
-// check is retried with backoff until the quota window resets. While the window is
+// check is retried with backoff until the quota window resets (or until no caller waits any
+// more: the last one left without a grant, and intake resumes for the next to ask). While the window is
 // exhausted, callers are served one at a time, in order, so that a waiting bulk is not
 // overtaken by later ones; while it has room, consumes run side by side: served one at a
 // time, a single slow consume (a 429 waiting out its Retry-After) held every bulk back
@@ -68,6 +69,8 @@ export class QuotaGate {
   /** Callers waiting in the queue: while any do, newcomers line up behind them. */
   #queued = 0;
   #pending = 0;
+  /** Callers from their entry until their consume ended, counted at once (#pending lags by a turn). */
+  #asking = 0;
   /** Resolved at each grant: wakes callers backing off side by side. */
   #grant = Promise.withResolvers<undefined>();
   #exhausted = false;
@@ -168,6 +171,8 @@ export class QuotaGate {
   }
 
   #enter(needed: () => number): Promise<number> {
+    // Counted until its consume ends (#consume), queued or not: someone who will still ask.
+    this.#asking += 1;
     if (!this.#exhausted && this.#queued === 0) {
       const turn = this.#consume(needed);
       // Whoever has to line up later (the window ran out meanwhile) waits for this one too.
@@ -202,6 +207,15 @@ export class QuotaGate {
       if (this.#prober === caller) {
         this.#prober = undefined;
         this.#granted();
+      }
+      // The last caller waiting for an exhausted window left without a grant (its work was
+      // revoked, or the check failed): nobody asks again, so intake is let go, and the next
+      // work asks itself. Left paused, no record came to ask, and the replica stood still
+      // (ready all along) until restarted.
+      this.#asking -= 1;
+      if (this.#exhausted && this.#asking === 0 && !this.#closed) {
+        this.#exhausted = false;
+        this.#events.onRestored();
       }
     }
   }

@@ -280,3 +280,75 @@ describe("QuotaGate drawing what was paid ahead, against the sandbox's quota", (
     expect(await used()).toBe(30);
   });
 });
+
+describe('QuotaGate left by every caller while the window is exhausted, against the sandbox', () => {
+  let sandbox: TestSandbox;
+  beforeAll(async () => {
+    sandbox = await startTestSandbox();
+  });
+  afterAll(() => sandbox.close());
+
+  /** A gate over the sandbox's usage API whose window of `max` a minute is used up; `waiting` runs at each backoff. */
+  async function exhaustedWindow(max: number, waiting: () => Promise<void> | void) {
+    await sandbox.raw('POST', '/admin/reset');
+    await sandbox.client.upsertRateLimitQuotas({
+      body: { quotas: [{ service: { technicalKey: 'GATED' }, maxAmount: max, reset: 'PT1M' }] },
+    });
+    const check = usageQuotaCheck(sandbox.client, {
+      serviceTechnicalKey: 'GATED',
+      organizationId: 'default-org',
+    });
+    const events: string[] = [];
+    const quota = new QuotaGate(
+      check,
+      { initialDelayMs: 1, maxDelayMs: 1, sleep: async () => waiting() },
+      {
+        // What the pipeline does with them: pause intake for the quota, resume it.
+        onExhausted: () => events.push('exhausted'),
+        onRestored: () => events.push('restored'),
+        onConsumed: () => {},
+      },
+    );
+    expect(await check.consume(max)).toBe('OK');
+    return { quota, events };
+  }
+
+  // Intake is paused for the quota from the first OVER_LIMIT until a consume is granted. A
+  // caller that left ungranted (its partitions revoked in a rebalance, or its consume failed:
+  // a 5xx, a 401 whose records are dead-lettered) left the gate exhausted with no one asking
+  // again: the source stayed paused, no record came to ask, and the replica stood still
+  // (ready all along) with its lag growing, until restarted.
+  it('regression: a waiting caller whose work was revoked left intake paused for the quota with no one to ask again', async () => {
+    let needed = 10;
+    const { quota, events } = await exhaustedWindow(30, () => void (needed = 0));
+    expect(await quota.acquire(() => needed)).toBe(0);
+    expect(events).toEqual(['exhausted', 'restored']);
+    expect(quota.exhausted).toBe(false);
+  });
+
+  it('regression: a waiting caller whose consume failed left intake paused for the quota with no one to ask again', async () => {
+    const { quota, events } = await exhaustedWindow(30, () =>
+      sandbox.raw('PUT', '/admin/faults', { body: { errorRate: 1 } }).then(() => {}),
+    );
+    await expect(quota.acquire(10)).rejects.toMatchObject({ code: 'REFDATA_SERVER_ERROR', status: 503 });
+    await sandbox.raw('PUT', '/admin/faults', { body: { errorRate: 0 } });
+    expect(events).toEqual(['exhausted', 'restored']);
+    expect(quota.exhausted).toBe(false);
+  });
+
+  it('stays exhausted while another caller still waits for the window', async () => {
+    let needed = 10;
+    let backoffs = 0;
+    const { quota, events } = await exhaustedWindow(30, () => {
+      backoffs += 1;
+      // The first caller's work goes; the second still needs its 5 after a few backoffs, then the window resets.
+      if (backoffs === 1) needed = 0;
+      if (backoffs === 4) sandbox.clock.advance(60_000);
+    });
+    const [first, second] = [quota.acquire(() => needed), quota.acquire(5)];
+    expect(await first).toBe(0);
+    expect(quota.exhausted).toBe(true);
+    expect(await second).toBe(5);
+    expect(events).toEqual(['exhausted', 'restored']);
+  });
+});
