@@ -47,7 +47,12 @@ export class FlowControl {
   }
 
   revoked(partitions: PartitionRef[]): void {
+    const before = this.reasons;
     for (const ref of partitions) this.#partitions.delete(positionKey(ref));
+    // A reason only revoked partitions held ends with them: said, as any resume is, or
+    // intake stayed paused in the metrics and the logs while everything was fetched.
+    const after = this.reasons;
+    for (const reason of before) if (!after.includes(reason)) this.#observer.intakeResumed?.(reason);
   }
 
   pause(reason: PauseReason, partition?: PartitionRef): void {

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createMetrics, subscribeMetrics } from '../../src/observability/index.ts';
+import { eventObserver } from '../../src/pipeline/event-observer.ts';
 import { FlowControl } from '../../src/pipeline/flow-control.ts';
 import type { PartitionRef, RecordSource } from '../../src/pipeline/ports.ts';
 
@@ -91,5 +93,52 @@ describe('pausing the source', () => {
     expect(calls).toEqual(['pause 1']);
     vi.advanceTimersByTime(250);
     expect(calls).toEqual(['pause 1', 'pause 0']);
+  });
+});
+
+describe('a revoked partition and the pause reasons it held', () => {
+  // Partitions held for reasons of their own ('restoring', 'schema-registry') that were revoked
+  // (a rebalance during a restore, a registry outage) took their reason away without a word:
+  // the pipeline's observers never heard it end. partner_enrich_intake_paused stayed 1 on a
+  // replica that fetched everything, the log never said 'intake resumed', and the reason's
+  // next pause was not counted (intake_pauses_total) since it had never ended.
+  it('regression: a partition revoked while paused for its own reason left intake_paused at 1', async () => {
+    const { source } = recordingSource(250);
+    const metrics = createMetrics();
+    const unsubscribe = subscribeMetrics(metrics);
+    try {
+      const observed: string[] = [];
+      const events = eventObserver('kafka');
+      const flow = new FlowControl(source, {
+        intakePaused: (reason) => (observed.push(`paused ${reason}`), events.intakePaused?.(reason)),
+        intakeResumed: (reason) => (observed.push(`resumed ${reason}`), events.intakeResumed?.(reason)),
+      });
+      const paused = async () =>
+        (await metrics.registry.getSingleMetric('partner_enrich_intake_paused')?.get())?.values[0]?.value;
+      flow.assigned([p0, p1]);
+      flow.pause('restoring', p1);
+      flow.pause('schema-registry', p1);
+      expect(await paused()).toBe(1);
+      flow.revoked([p1]);
+      // Its restore ending after the revocation tells nothing new.
+      flow.resume('restoring', p1);
+      expect(flow.reasons).toEqual([]);
+      expect(observed).toEqual([
+        'paused restoring',
+        'paused schema-registry',
+        'resumed restoring',
+        'resumed schema-registry',
+      ]);
+      expect(await paused()).toBe(0);
+      // A reason another partition still holds is not over.
+      flow.assigned([p1]);
+      flow.pause('restoring', p0);
+      flow.pause('restoring', p1);
+      flow.revoked([p1]);
+      expect(observed.at(-1)).toBe('paused restoring');
+      expect(await paused()).toBe(1);
+    } finally {
+      unsubscribe();
+    }
   });
 });
