@@ -1,20 +1,32 @@
 // Consumer lag of the pipeline's group on the input topic, published every 15 seconds
 // (end offset minus committed offset per partition) for the consumer_lag metric.
-import type { Config } from '../config/index.ts';
+import type { Admin } from 'kafkajs';
 import { pipelineEvents } from '../observability/events.ts';
-import { createKafka } from './enrichment.ts';
 
-export function startLagReporter(config: Config, intervalMs = 15_000): { stop(): Promise<void> } {
-  const admin = createKafka(config.kafka).admin();
-  const connected = admin.connect();
-  // A failed connection is the report's to see; without this it would be unhandled until then.
-  connected.catch(() => {});
+export interface LagSubject {
+  topic: string;
+  groupId: string;
+}
+
+/** Reports with `admin`, which it connects and, when stopped, disconnects. */
+export function startLagReporter(
+  admin: Admin,
+  { topic, groupId }: LagSubject,
+  intervalMs = 15_000,
+): { stop(): Promise<void> } {
+  // A failed connection is tried again at the next report: remembered, it failed every
+  // report for the life of the process (a broker away at start left no lag figure ever).
+  let connected: Promise<void> | undefined;
+  const connect = () =>
+    (connected ??= admin.connect().catch((error: unknown) => {
+      connected = undefined;
+      throw error;
+    }));
   const report = async () => {
-    await connected;
-    const topic = config.topics.input;
+    await connect();
     const [ends, committed] = await Promise.all([
       admin.fetchTopicOffsets(topic),
-      admin.fetchOffsets({ groupId: config.kafka.groupId, topics: [topic] }),
+      admin.fetchOffsets({ groupId, topics: [topic] }),
     ]);
     const offsets = new Map(committed[0]?.partitions.map((p) => [p.partition, Number(p.offset)]) ?? []);
     for (const end of ends) {
@@ -23,11 +35,23 @@ export function startLagReporter(config: Config, intervalMs = 15_000): { stop():
       pipelineEvents.lag.publish({ topic, partition: end.partition, lag: Math.max(0, lag) });
     }
   };
-  const timer = setInterval(() => void report().catch(() => {}), intervalMs);
+  // One report at a time: with the client's retries one can take over a minute.
+  let reporting: Promise<void> | undefined;
+  const tick = () => {
+    reporting ??= report()
+      // A figure that can no longer be read is not left standing as if it were current (the
+      // autoscaler and the alerts read it); every replica reports the group's lag, so the
+      // others' figures remain.
+      .catch(() => pipelineEvents.lag.publish({ topic, unknown: true }))
+      .finally(() => (reporting = undefined));
+  };
+  void connect().catch(() => {});
+  const timer = setInterval(tick, intervalMs);
   return {
     async stop() {
       clearInterval(timer);
-      await connected.catch(() => {});
+      await reporting;
+      await connected?.catch(() => {});
       await admin.disconnect();
     },
   };

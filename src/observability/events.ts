@@ -49,11 +49,8 @@ export interface RetryEvent {
   attempt: number;
 }
 
-export interface LagEvent {
-  topic: string;
-  partition: number;
-  lag: number;
-}
+/** A partition's lag, or `unknown` when the topic's lag could not be read. */
+export type LagEvent = { topic: string; partition: number; lag: number } | { topic: string; unknown: true };
 
 /**
  * A partition's partner state being restored from the storage topic: `progress` for each

@@ -69,6 +69,8 @@ export function subscribeMetrics(metrics: Metrics): () => void {
       else metrics.rerunProgress.set(labels, event.total > 0 ? Math.min(1, event.read / event.total) : 0);
     }),
     pipelineEvents.lag.subscribe((event) => {
+      // A process reads one input topic: its series are all of that topic.
+      if ('unknown' in event) return metrics.consumerLag.reset();
       metrics.consumerLag.set({ topic: event.topic, partition: String(event.partition) }, event.lag);
     }),
   ];

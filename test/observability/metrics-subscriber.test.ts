@@ -118,6 +118,15 @@ describe('subscribeMetrics', () => {
     );
   });
 
+  it('regression: drops the consumer lag series when the lag could not be read (its last figure stood, read by the autoscaler as current)', async () => {
+    const metrics = subscribed();
+    pipelineEvents.lag.publish({ topic: 'partners', partition: 3, lag: 1200 });
+    pipelineEvents.lag.publish({ topic: 'partners', unknown: true });
+    expect(await value(metrics, 'partner_enrich_consumer_lag', { partition: '3' })).toBeUndefined();
+    pipelineEvents.lag.publish({ topic: 'partners', partition: 3, lag: 900 });
+    expect(await value(metrics, 'partner_enrich_consumer_lag', { partition: '3' })).toBe(900);
+  });
+
   it('ignores a negative count instead of throwing from a channel subscriber', async () => {
     const metrics = subscribed();
     pipelineEvents.records.publish({ type: 'in', source: 'file', count: -5 });

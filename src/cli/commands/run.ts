@@ -10,7 +10,7 @@ import {
 import { combineObservers } from '../../pipeline/ports.ts';
 import { eventObserver } from '../../pipeline/event-observer.ts';
 import { rerunScheduleSpec, startRerunSchedule, type RerunSchedule } from '../../rerun/rerun-schedule.ts';
-import { createKafkaEnrichment, type Enrichment } from '../enrichment.ts';
+import { createKafka, createKafkaEnrichment, type Enrichment } from '../enrichment.ts';
 import { ExitPath } from '../exit-path.ts';
 import { startLagReporter } from '../lag-reporter.ts';
 import { logObserver } from '../log-observer.ts';
@@ -135,7 +135,10 @@ export function registerRun(program: Command): void {
           failing: () => exit.failure,
         });
         logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
-        lag = startLagReporter(config);
+        lag = startLagReporter(createKafka(config.kafka).admin(), {
+          topic: config.topics.input,
+          groupId: config.kafka.groupId,
+        });
         void built.pipeline.failed.then((error) => exit.fail('pipeline', error));
         if ((await exit.until(built.pipeline.start().then(() => true))) === undefined)
           return await shutdown(0);
