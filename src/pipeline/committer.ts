@@ -11,7 +11,9 @@
 // owner) hands the partition back as revoked, and a failed one of a partition that moved
 // while it ran (revoked meanwhile, or by the rebalance under way) is left to the partition's
 // next owner; any other failed transaction is fatal, since its outputs cannot be sent apart
-// from their position and must not be sent twice.
+// from their position and must not be sent twice. Until its partition is revoked, a partition
+// whose transaction failed commits nothing more here: a later transaction would commit a
+// position past the failed one's records without their outputs (taken from the staging).
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { isPartnerEnrichError } from '../errors.ts';
@@ -51,6 +53,11 @@ export class Committer {
   #flushing: Promise<void> = Promise.resolve();
   /** Revocations per partition: a transaction ended after one no longer speaks for the partition. */
   readonly #revocations = new Map<string, number>();
+  /**
+   * Partitions whose transaction failed (not fenced) while this member held them: what became
+   * of it is for a restart, or the partition's next owner, to find out (see #transaction).
+   */
+  readonly #failed = new Set<string>();
   /** Settles once the assignment after the rebalance under way is known (rebalancing() to assigned()). */
   #rebalance: PromiseWithResolvers<undefined> | undefined;
 
@@ -73,6 +80,7 @@ export class Committer {
     this.watermark.forget(partition);
     this.#pending.delete(keyOf(partition));
     this.#committed.delete(keyOf(partition));
+    this.#failed.delete(keyOf(partition));
     this.#revocations.set(keyOf(partition), (this.#revocations.get(keyOf(partition)) ?? 0) + 1);
   }
 
@@ -150,6 +158,9 @@ export class Committer {
     moved: Committable,
   ): Promise<boolean> {
     const key = keyOf(moved);
+    // Its last transaction failed: its outputs were taken from the staging and are in no
+    // committed transaction, so no later position of the partition may be committed.
+    if (this.#failed.has(key)) return false;
     // Held below the first record of coalesced work still staged; its last record's
     // finishing moves the watermark again, and this partition's next transaction with it.
     const position = { ...moved, offset: transactional.staging.committable(moved, moved.offset) };
@@ -161,6 +172,7 @@ export class Committer {
       await transactional.outputs.commit(position, outputs, position);
     } catch (error) {
       const revoked = () => (this.#revocations.get(key) ?? 0) !== revocations;
+      if (!revoked()) this.#failed.add(key);
       if (isPartnerEnrichError(error) && error.code === 'TRANSACTION_FENCED') {
         // Not ours any more (or ours under a newer assignment): its new owner processes it again.
         if (!revoked()) transactional.fenced(position, error);

@@ -15,7 +15,7 @@ import { Committer } from '../../src/pipeline/committer.ts';
 import { OutputStaging } from '../../src/pipeline/output-staging.ts';
 import type { RecordSource } from '../../src/pipeline/ports.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
-import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
 import { plainTransactions } from '../support/plain-transactions.ts';
 
 /**
@@ -109,4 +109,69 @@ describe('the committer during a rebalance, on the real broker', () => {
     // The race was lost otherwise than fenced at least once, or this proved nothing.
     expect(lostOtherwise().length, `${round} rounds: ${JSON.stringify(verdicts)}`).toBeGreaterThan(0);
   }, 300_000);
+
+  it("regression: a failed transaction's outputs are not skipped by the partition's next transaction (it committed the position past them: records lost)", async () => {
+    // Its own output topic: the limit is lowered below one output after start.
+    const base = uniqueName('failed');
+    const refused = `${base}.out`;
+    const topics = await withTopics(kafka, [{ topic: refused, numPartitions: 1 }]);
+    const groupId = `${base}-group`;
+    const ref = { topic: input, partition: 0 };
+    const txns = plainTransactions(kafka, groupId, refused);
+    const staging = new OutputStaging();
+    const verdicts: string[] = [];
+    const committer = new Committer(
+      {
+        source: {} as RecordSource,
+        runner: {} as BulkRunner,
+        ledger: new BulkLedger(memoryLedgerStore()),
+        observer: {},
+        transactional: {
+          outputs: txns,
+          staging,
+          state,
+          fenced: () => verdicts.push('fenced'),
+          abandoned: () => verdicts.push('abandoned'),
+          fail: (error) => verdicts.push(`fatal: ${(error as { code?: string }).code}`),
+        },
+      },
+      60_000,
+    );
+    try {
+      await txns.open(ref);
+      await setTopicLimit(kafka, refused, 16 * 1024);
+      for (const offset of [0, 1]) committer.watermark.track({ ...ref, offset });
+      // Record 0's output is refused by the broker; its transaction is aborted.
+      staging.stage(ref, 0, txns.prepare([{ output: 'matches', key: 'x'.repeat(20_000), value: null }]));
+      committer.done([{ ...ref, offset: 0 }]);
+      const sent = Promise.withResolvers<undefined>();
+      const commit = txns.commit.bind(txns);
+      txns.commit = (...args) => {
+        sent.resolve(undefined);
+        return commit(...args);
+      };
+      const first = committer.flush();
+      await sent.promise;
+      // Record 1 finishes while that transaction runs; the next interval commits what is pending.
+      staging.stage(ref, 1, txns.prepare([{ output: 'matches', key: 'small', value: null }]));
+      committer.done([{ ...ref, offset: 1 }]);
+      await first;
+      await committer.flush();
+      expect(verdicts).toContain('fatal: OUTPUT_REFUSED_AS_TOO_LARGE');
+    } finally {
+      committer.close();
+      await txns.closeAll();
+    }
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [input] });
+      // Nothing committed past record 0, whose output is in no committed transaction: a
+      // restart reads it again.
+      expect(committed?.partitions).toEqual([{ partition: 0, offset: '-1', metadata: null }]);
+    } finally {
+      await admin.disconnect();
+      await topics.cleanup();
+    }
+  }, 60_000);
 });

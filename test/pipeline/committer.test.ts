@@ -167,4 +167,27 @@ describe('the committer, when a partition moves during its transaction', () => {
     commits[1]?.settle();
     await flushed;
   });
+
+  it("regression: a transaction failed during a rebalance, its verdict waiting for the assignment: the partition's next flush commits nothing past its outputs", async () => {
+    const { subject, staging, commits, verdicts } = committer();
+    for (const offset of [0, 1]) subject.watermark.track({ ...partition, offset });
+    staging.stage(partition, 0, ['A@0']);
+    subject.done([{ ...partition, offset: 0 }]);
+    subject.rebalancing();
+    await expect.poll(() => commits.length).toBe(1);
+    commits[0]?.settle(UNKNOWN_SERVER_ERROR());
+    await subject.settled();
+    // Record 1 finishes while the group still rebalances; the interval's flush comes.
+    staging.stage(partition, 1, ['B@1']);
+    subject.done([{ ...partition, offset: 1 }]);
+    const flushed = subject.flush();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Not a transaction of offset 1's output committing position 2 past the failed one's record 0.
+    expect(commits.map(({ offset, outputs }) => ({ offset, outputs }))).toEqual([
+      { offset: 1, outputs: ['A@0'] },
+    ]);
+    await flushed;
+    subject.assigned();
+    await expect.poll(() => verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
+  });
 });
