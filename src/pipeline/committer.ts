@@ -172,7 +172,11 @@ export class Committer {
       await transactional.outputs.commit(position, outputs, position);
     } catch (error) {
       const revoked = () => (this.#revocations.get(key) ?? 0) !== revocations;
-      if (!revoked()) this.#failed.add(key);
+      if (!revoked()) {
+        this.#failed.add(key);
+        // Committed or not, as the broker decided: the state's checkpoint must not pass it.
+        transactional.state.uncertain(position);
+      }
       if (isPartnerEnrichError(error) && error.code === 'TRANSACTION_FENCED') {
         // Not ours any more (or ours under a newer assignment): its new owner processes it again.
         if (!revoked()) transactional.fenced(position, error);

@@ -59,6 +59,8 @@ interface OpenPartition {
   staged: { offset: number; change: StateChange }[];
   /** The newest staged write per partner: what get() answers before the store. */
   latest: Map<string, StoredPartner | null>;
+  /** Exactly-once: a transaction of unknown outcome failed; the checkpoint stays (uncertain()). */
+  uncertain: boolean;
 }
 
 export interface RestoreReport {
@@ -201,6 +203,17 @@ export class PartnerState {
     }
   }
 
+  /**
+   * Exactly-once: a transaction of the partition failed, and whether the broker committed it
+   * is not known here (a commit whose answer was lost). Its storage records may be in the
+   * changelog while the store lacks them: the partition's checkpoint stays where it is from
+   * now on, so that a restore of the same file reads them. Until the partition is released.
+   */
+  uncertain(ref: PartitionRef): void {
+    const open = this.#open.get(keyOf(ref));
+    if (open) open.uncertain = true;
+  }
+
   /** The partition's transaction up to `position` is committed: its staged writes below it are stored. */
   applyStaged(ref: PartitionRef, position: number): void {
     const open = this.#open.get(keyOf(ref));
@@ -241,8 +254,9 @@ export class PartnerState {
     const ends = await changelog.offsets();
     await settled();
     for (const [key, open] of held) {
-      // Released meanwhile (and perhaps opened again), or still restoring: left alone.
-      if (this.#open.get(key) !== open || open.restoring) continue;
+      // Released meanwhile (and perhaps opened again), still restoring, or behind a
+      // transaction of unknown outcome: left alone.
+      if (this.#open.get(key) !== open || open.restoring || open.uncertain) continue;
       const end = ends.get(open.ref.partition);
       const current = open.store.checkpoint?.offset ?? 0;
       // Moved in time even when nothing was written: a partition that stays quiet for longer
@@ -270,6 +284,7 @@ export class PartnerState {
         restoring: true,
         staged: [],
         latest: new Map(),
+        uncertain: false,
       };
       this.#open.set(keyOf(ref), open);
       return { ref, open };

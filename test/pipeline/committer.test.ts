@@ -14,7 +14,9 @@ import { KafkaError } from '../../src/kafka/errors.ts';
 import { Committer } from '../../src/pipeline/committer.ts';
 import { OutputStaging } from '../../src/pipeline/output-staging.ts';
 import type { PartitionRef, RecordSource, TransactionalOutputs } from '../../src/pipeline/ports.ts';
-import { PartnerState } from '../../src/state/partner-state.ts';
+import type { StateChange } from '../../src/state/partition-store.ts';
+import { PartnerState, type StateChangelog } from '../../src/state/partner-state.ts';
+import { storedPartner } from '../support/stored-partners.ts';
 
 const partition: PartitionRef = { topic: 'partners', partition: 0 };
 const UNKNOWN_SERVER_ERROR = () =>
@@ -189,5 +191,77 @@ describe('the committer, when a partition moves during its transaction', () => {
     await flushed;
     subject.assigned();
     await expect.poll(() => verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
+  });
+});
+
+describe('the partner state after a failed transaction', () => {
+  it("regression: a transaction whose commit failed, committed by the broker all the same: the state's checkpoint does not move past its storage records (a restart on the same disk lacked the partner)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'committer-checkpoint-'));
+    // Storage partition 0 as the broker has it: the transaction's storage record lands at 0.
+    const records = new Map<number, StateChange>();
+    let high = 0;
+    const changelog: StateChangelog = {
+      name: 'partners.storage',
+      offsets: async () => new Map([[0, { low: 0, high }]]),
+      tombstoneRetentionMs: async () => 86_400_000,
+      read: async (ranges, apply) => {
+        for (const { partition: p, from, to } of ranges)
+          apply(
+            p,
+            [...records].filter(([offset]) => offset >= from && offset < to).map(([, change]) => change),
+            to,
+          );
+      },
+    };
+    const state = new PartnerState({ dir, changelog });
+    try {
+      await state.restore([partition]);
+      const { outputs, commits } = scriptedTransactions();
+      const staging = new OutputStaging();
+      const verdicts: string[] = [];
+      const subject = new Committer(
+        {
+          source: {} as RecordSource,
+          runner: {} as BulkRunner,
+          ledger: new BulkLedger(memoryLedgerStore()),
+          observer: {},
+          transactional: {
+            outputs,
+            staging,
+            state,
+            fenced: () => verdicts.push('fenced'),
+            abandoned: () => verdicts.push('abandoned'),
+            fail: () => verdicts.push('fatal'),
+          },
+        },
+        60_000,
+      );
+      subject.watermark.track({ ...partition, offset: 0 });
+      staging.stage(partition, 0, ['A@0']);
+      state.staged(partition, 0, () => state.set(partition, 'A', storedPartner('A')));
+      subject.done([{ ...partition, offset: 0 }]);
+      const flushed = subject.flush();
+      await expect.poll(() => commits.length).toBe(1);
+      // Sent: the storage record is in the changelog; the checkpoint (every 10 s) comes now.
+      records.set(0, { partnerId: 'A', stored: storedPartner('A') });
+      high = 1;
+      const checkpoint = state.checkpoint(() => subject.settled());
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      // The coordinator committed; its answer never came.
+      commits[0]?.settle(UNKNOWN_SERVER_ERROR());
+      await Promise.all([flushed, checkpoint]);
+      expect(verdicts).toEqual(['fatal']);
+    } finally {
+      state.close();
+    }
+    // The restart on the same disk; the broker committed the transaction, its offset with it.
+    const restarted = new PartnerState({ dir, changelog });
+    try {
+      await restarted.restore([partition]);
+      expect(restarted.get(partition, 'A')).toEqual(storedPartner('A'));
+    } finally {
+      restarted.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
