@@ -143,6 +143,9 @@ export function pipelineOptions(config: Config): PipelineOptions {
     submissionLeaseMs: 2 * config.refdata.timeoutMs,
     requestTimeoutMs: config.refdata.timeoutMs,
     stateCheckpointIntervalMs: config.state.checkpointIntervalMs,
+    // A member fenced because its partitions moved learns of the rebalance at its next
+    // heartbeat, well within one session timeout: past it, the fencing had no rebalance.
+    fencedIdleMs: config.kafka.sessionTimeoutMs,
   };
 }
 

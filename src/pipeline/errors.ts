@@ -5,6 +5,12 @@ export const PIPELINE_ERROR_CODES = [
   'PIPELINE_OUTPUT_FAILED',
   /** The input consumer failed for good; the pipeline stops without committing, records are read again. */
   'PIPELINE_SOURCE_FAILED',
+  /**
+   * Exactly-once: an input partition's producer was fenced (TRANSACTION_FENCED, the cause) and
+   * no rebalance began within the consumer's session timeout: something other than a newer
+   * owner holds its transactional id. The pipeline stops, `run` exits 1; the restart fences it.
+   */
+  'PARTITION_FENCED',
   /** An error without a code of the product's: a bug; the pipeline stops, records are read again after a restart. */
   'PIPELINE_UNEXPECTED_ERROR',
   /** The service reported a task FAILED; retried up to the attempt budget. */

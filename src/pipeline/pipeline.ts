@@ -53,6 +53,11 @@ export interface PipelineOptions {
   requestTimeoutMs?: number;
   /** How often the partner state's checkpoints move (and at stop); 10 s when unset. */
   stateCheckpointIntervalMs?: number;
+  /**
+   * Exactly-once: how long a partition fenced without a rebalance may stay idle before the
+   * pipeline fails (PARTITION_FENCED); the consumer's session timeout (see #fenced), 30 s when unset.
+   */
+  fencedIdleMs?: number;
 }
 
 export interface PipelineParts {
@@ -96,10 +101,14 @@ export class Pipeline {
   readonly #restored = new Map<string, { ref: PartitionRef; epoch: number; restored: Promise<void> }>();
   readonly #partitionListeners = new Set<() => void>();
   readonly #transactional: Transactional | undefined;
+  readonly #fencedIdleMs: number;
+  /** Exactly-once: partitions fenced since the last rebalance, each with the timer that fails the pipeline. */
+  readonly #fencedIdle = new Map<string, NodeJS.Timeout>();
 
   constructor(parts: PipelineParts, options: PipelineOptions) {
     this.#parts = parts;
     this.#checkpointIntervalMs = options.stateCheckpointIntervalMs ?? 10_000;
+    this.#fencedIdleMs = options.fencedIdleMs ?? 30_000;
     this.#observer = parts.observer ?? {};
     this.#context = { storageId: options.storageId, now: parts.now ?? Date.now };
     this.#flow = new FlowControl(parts.source, this.#observer);
@@ -231,6 +240,7 @@ export class Pipeline {
   /** Stops intake, waits up to `graceMs` for in-flight work, commits what is done. */
   async stop(graceMs: number): Promise<{ abandoned: number }> {
     this.#stopping = true;
+    this.#clearFencedIdle();
     await this.#parts.source.stop();
     if (graceMs > 0 && !this.#fatal) {
       this.#lookups.drain();
@@ -342,12 +352,17 @@ export class Pipeline {
    * from the committed offsets.
    */
   #rebalancing(): void {
+    // A partition fenced before is the new assignment's to settle (see #fenced).
+    this.#clearFencedIdle();
     this.#lookups.hold();
     this.#writer.hold();
     this.#committer.rebalancing();
   }
 
   #assigned(partitions: PartitionRef[]): void {
+    // A fenced partition the assignment holds is fresh below (its producer's start fences the
+    // stray one); one it does not hold has another owner, whose producer start does.
+    this.#clearFencedIdle();
     // Revoked partitions were handled before (revoked() comes first): what is held is ours.
     this.#writer.release((partition) => this.#ownership.epoch(partition) !== undefined);
     this.#committer.assigned();
@@ -428,12 +443,47 @@ export class Pipeline {
   /**
    * Exactly-once: the partition's transaction was fenced, so a newer owner (or a newer run of
    * this member) holds it: it is revoked here, and not fetched until the group assigns it again.
+   *
+   * Fencing may come without any rebalance, though: the broker aborted a transaction that ran
+   * past the transaction timeout, or a former owner's producer start landed after this
+   * member's during back-to-back rebalances. The partition would then stay unprocessed here
+   * for good while the process looks healthy. So unless a rebalance begins, or an assignment
+   * comes, within the bound, the pipeline fails (PARTITION_FENCED): the restart's producer
+   * start fences the stray producer and the partition is processed from its committed
+   * position. The bound is the consumer's session timeout: a member fenced because its
+   * partitions moved (a zombie) was left out of the group for missing its heartbeats, and
+   * learns that at its next heartbeat (every few seconds, a fraction of the session timeout),
+   * then rejoins. A rejoin slower than that ends in a restart: a rebalance more, nothing lost.
    */
   #fenced(partition: PartitionRef, error: Error): void {
     if (this.#ownership.epoch(partition) === undefined) return;
     this.#observer.fenced?.(partition, error.message);
     this.#revoked([partition]);
     this.#parts.source.pause([partition]);
+    const key = `${partition.topic}:${partition.partition}`;
+    if (this.#stopping || this.#fatal || this.#fencedIdle.has(key)) return;
+    const timer = setTimeout(() => {
+      this.#fencedIdle.delete(key);
+      this.#fail(
+        new PipelineError(
+          'PARTITION_FENCED',
+          `partition ${key} was fenced (${error.message}) and the group did not assign it again ` +
+            `within ${this.#fencedIdleMs} ms: another producer holds its transactional id, ` +
+            'a restart fences it and processes the partition from its committed position',
+          {
+            cause: error,
+            details: { topic: partition.topic, partition: partition.partition, waitedMs: this.#fencedIdleMs },
+          },
+        ),
+      );
+    }, this.#fencedIdleMs);
+    timer.unref();
+    this.#fencedIdle.set(key, timer);
+  }
+
+  #clearFencedIdle(): void {
+    for (const timer of this.#fencedIdle.values()) clearTimeout(timer);
+    this.#fencedIdle.clear();
   }
 
   #partitionsChanged(): void {
@@ -471,6 +521,7 @@ export class Pipeline {
   #fail(error: Error): void {
     if (this.#fatal) return;
     this.#fatal = error;
+    this.#clearFencedIdle();
     this.#intake.stop();
     void this.#parts.source.stop().catch(() => {});
     this.#failed.resolve(error);
