@@ -11,7 +11,8 @@
 // owner) hands the partition back as revoked, and a failed one of a partition that moved
 // while it ran (revoked meanwhile, or by the rebalance under way) is left to the partition's
 // next owner; any other failed transaction is fatal, since its outputs cannot be sent apart
-// from their position and must not be sent twice. Until its partition is revoked, a partition
+// from their position and must not be sent twice. A verdict that waits for the rebalance's
+// assignment is given at close if the assignment has not come by then. Until its partition is revoked, a partition
 // whose transaction failed commits nothing more here: a later transaction would commit a
 // position past the failed one's records without their outputs (taken from the staging).
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
@@ -58,8 +59,13 @@ export class Committer {
    * of it is for a restart, or the partition's next owner, to find out (see #transaction).
    */
   readonly #failed = new Set<string>();
-  /** Settles once the assignment after the rebalance under way is known (rebalancing() to assigned()). */
-  #rebalance: PromiseWithResolvers<undefined> | undefined;
+  /**
+   * Verdicts on failed transactions that wait for the assignment after the rebalance under way
+   * (rebalancing() to assigned()); undefined while no rebalance is under way.
+   */
+  #verdicts: (() => void)[] | undefined;
+  /** close() was called: no verdict waits any more. */
+  #closed = false;
 
   constructor(parts: CommitterParts, intervalMs: number) {
     this.#parts = parts;
@@ -102,19 +108,32 @@ export class Committer {
    * (their next owners start from the committed positions).
    */
   rebalancing(): void {
-    this.#rebalance ??= Promise.withResolvers<undefined>();
+    if (!this.#closed) this.#verdicts ??= [];
     void this.flush();
   }
 
   /** The assignment is known again; the partitions it no longer holds were revoked before. */
   assigned(): void {
-    this.#rebalance?.resolve(undefined);
-    this.#rebalance = undefined;
+    this.#judge();
   }
 
+  /**
+   * The pipeline stops. A verdict waiting for an assignment that may never come (the process
+   * leaves the group first) is given now, with what is known: a partition not revoked by then
+   * counts as kept, so its failed transaction is fatal and `run` exits non-zero. (It waited for
+   * ever, and `run` exited 0.) A transaction failing after this is judged at once.
+   */
   close(): void {
+    this.#closed = true;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#judge();
+  }
+
+  #judge(): void {
+    const due = this.#verdicts ?? [];
+    this.#verdicts = undefined;
+    for (const verdict of due) verdict();
   }
 
   #schedule(): void {
@@ -190,7 +209,7 @@ export class Committer {
       // such commits) that is known once the assignment is.
       const judge = () =>
         revoked() ? transactional.abandoned(position, error as Error) : transactional.fail(error as Error);
-      if (this.#rebalance) void this.#rebalance.promise.then(judge);
+      if (this.#verdicts) this.#verdicts.push(judge);
       else judge();
       return false;
     }

@@ -251,6 +251,8 @@ export class Pipeline {
     await this.#lookups.stop();
     await this.#writer.settled();
     clearInterval(this.#checkpoints);
+    // A verdict on a failed transaction still waiting for the assignment is given now (see
+    // Committer.close): a failure ends the pipeline, nothing more is committed, `run` exits 1.
     this.#committer.close();
     if (!this.#fatal) await Promise.all([this.#committer.flush(), this.#checkpoint()]);
     await this.#parts.source.close();

@@ -123,6 +123,37 @@ describe('the committer, when a partition moves during its transaction', () => {
     await expect.poll(() => verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
   });
 
+  it('regression: a transaction failed during a rebalance whose assignment never comes (the pipeline stops first) is fatal at close (its verdict waited for ever: `run` exited 0)', async () => {
+    const { subject, verdicts, failDuringRebalance } = committer();
+    await failDuringRebalance();
+    expect(verdicts).toEqual([]);
+    // SIGTERM: the pipeline stops before the group's assignment arrives.
+    subject.close();
+    // Given at once: the pipeline decides right after whether to commit anything more.
+    expect(verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
+    // An assignment arriving while the consumer leaves judges nothing twice.
+    subject.assigned();
+    expect(verdicts).toHaveLength(1);
+  });
+
+  it("regression: a rebalance flush's transaction still under way at close is judged when it fails (it waited for an assignment after the stop)", async () => {
+    const { subject, verdicts, commitOne } = committer();
+    subject.rebalancing();
+    const { commit, flushed } = await commitOne();
+    subject.close();
+    commit.settle(UNKNOWN_SERVER_ERROR());
+    await flushed;
+    expect(verdicts).toEqual([`fatal: ${UNKNOWN_SERVER_ERROR().message}`]);
+  });
+
+  it('a transaction failed during a rebalance, its partition revoked before the stop, is left to its next owner at close', async () => {
+    const { subject, verdicts, failDuringRebalance } = committer();
+    await failDuringRebalance();
+    subject.revoke(partition);
+    subject.close();
+    expect(verdicts).toEqual(['abandoned']);
+  });
+
   it('a transaction failed outside a rebalance, its partition still held, is fatal at once', async () => {
     const { verdicts, commitOne } = committer();
     const { commit, flushed } = await commitOne();
