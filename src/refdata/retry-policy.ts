@@ -52,11 +52,16 @@ export function isRetryable(failure: Failure, safeToRetry: boolean): boolean {
   }
 }
 
-/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+/**
+ * Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. Every form of
+ * HTTP-date (RFC 9110 5.6.7) names the weekday and the month: Date.parse alone also takes "1.5" or
+ * "-5" for a date decades past, which made a malformed value a wait of 0 ms.
+ */
 export function parseRetryAfterMs(header: string | undefined, now: number): number | undefined {
   if (header === undefined || header.trim() === '') return undefined;
   const trimmed = header.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

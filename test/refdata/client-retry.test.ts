@@ -69,6 +69,18 @@ describe('retries of the reference data client', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it.each(['1.5', '-5', '0.5'])(
+    'regression: a malformed Retry-After (%s) was read as an HTTP date long past and the 429 repeated at once',
+    async (retryAfter) => {
+      server = await startTestServer(failing(429, 1, { 'retry-after': retryAfter }));
+      const clock = manualClock();
+      await clientFor(server.url, 'apiKey', {}, clock).getBulkLookup({ path: { id: 'bulk-1' } });
+      // Not a delay-seconds nor an HTTP-date (RFC 9110 10.2.3): ignored, the backoff applies.
+      expect(clock.sleeps).toEqual([75]);
+      expect(server.requests).toHaveLength(2);
+    },
+  );
+
   it('gives up with the 429 when Retry-After exceeds maxRetryAfterMs', async () => {
     server = await startTestServer(failing(429, 1, { 'retry-after': '3600' }));
     const clock = manualClock();
