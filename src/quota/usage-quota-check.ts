@@ -1,5 +1,5 @@
 // The quota gate's check through the service usage API (POST {usage_url}/quotas/consume).
-import { parseQuotaReset, type RefDataClient } from '../refdata/index.ts';
+import { RefDataHttpError, parseQuotaReset, type RefDataClient } from '../refdata/index.ts';
 import type { QuotaCheck } from './quota-gate.ts';
 
 export interface QuotaIdentity {
@@ -23,7 +23,19 @@ export function usageQuotaCheck(client: RefDataClient, identity: QuotaIdentity):
           quotaAmount: amount,
         },
       });
-      return response.status === 'OVER_LIMIT' ? 'OVER_LIMIT' : 'OK';
+      // The spec's answers are OK and OVER_LIMIT; anything else (no body, no status, another
+      // word) does not say the units were granted, so it is not taken for a grant.
+      const status: unknown = (response as { status?: unknown } | undefined)?.status;
+      if (status === 'OK' || status === 'OVER_LIMIT') return status;
+      throw new RefDataHttpError(
+        'REFDATA_INVALID_RESPONSE',
+        {
+          operation: 'consumeQuota',
+          status: 200,
+          serviceMessage: `quota check status ${status === undefined ? 'missing' : 'neither OK nor OVER_LIMIT'}`,
+        },
+        false,
+      );
     },
     async room() {
       const { values } = await client.getQuotaUsage({
