@@ -4,6 +4,7 @@
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import type { SourcePosition } from '../pipeline/records.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
+import { RefDataPagingError } from '../refdata/errors.ts';
 import type { BulkLookupApi, BulkTaskResult, LookupParameters } from './bulk-api.ts';
 import type { BulkLedger } from './bulk-ledger.ts';
 import { BulkError } from './errors.ts';
@@ -112,10 +113,14 @@ export class BulkRunner {
       );
     }
     const results = new Map<string, BulkTaskResult>();
+    let startAfter: string | undefined;
     for (;;) {
       for (const result of page.results) results.set(result.taskId, result);
       if (!page.nextStartAfter) return results;
-      page = await this.#api.readBulk(bulkId, { limit: polling.pageSize, startAfter: page.nextStartAfter });
+      // A page handing back the cursor it was asked with would be read for ever.
+      if (page.nextStartAfter === startAfter) throw new RefDataPagingError('getBulkLookup', startAfter);
+      startAfter = page.nextStartAfter;
+      page = await this.#api.readBulk(bulkId, { limit: polling.pageSize, startAfter });
     }
   }
 }

@@ -27,7 +27,8 @@ export function refDataBulkApi(client: RefDataClient): BulkLookupApi {
         },
         timeoutMs === undefined ? {} : { timeoutMs },
       );
-      if (!bulk.id) throw new BulkError('BULK_CREATED_WITHOUT_ID', 'bulk lookup created without an id');
+      // An empty 200 body parses to undefined: no id either.
+      if (!bulk?.id) throw new BulkError('BULK_CREATED_WITHOUT_ID', 'bulk lookup created without an id');
       return { id: bulk.id };
     },
     readBulk(id, { limit, startAfter }) {
