@@ -2,7 +2,7 @@
 // poll with exponential backoff and jitter until a final status, reporting each poll. The
 // spec lists the statuses but not the transitions, so "final" is our reading of their names:
 // FINISHED (and ARCHIVED for event store jobs) succeed; COULDNT_START, DIED, CANCELED and a
-// bulk's FAILED fail; everything else, UNKNOWN included, keeps the poll going.
+// bulk's FAILED (or CANCELED) fail; everything else, UNKNOWN included, keeps the poll going.
 
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RefDataClient } from './client.ts';
@@ -139,7 +139,9 @@ export function waitForBulkLookup(
       progressOf: (bulk) => bulk.progress,
       messageOf: (bulk) => bulk.status?.technicalKey,
       succeeded: ['FINISHED'],
-      failed: ['FAILED'],
+      // The spec names a Cancel Bulk group (item 15); a canceled bulk never finishes, and the
+      // bulk runner (src/bulk/bulk-runner.ts) counts it final too.
+      failed: ['FAILED', 'CANCELED'],
     },
     options,
   );

@@ -103,4 +103,20 @@ describe('job helpers', () => {
     expect(error).toMatchObject({ code: 'REFDATA_JOB_FAILED', jobId: 'bulk-1', status: 'FAILED' });
     expect(error.message).toContain('UPSTREAM_DOWN');
   });
+
+  it('regression: a CANCELED bulk was polled until the time budget ran out (REFDATA_JOB_TIMEOUT), though the bulk runner counts it final', async () => {
+    server = await startTestServer(
+      statesInOrder([{ id: 'bulk-1', status: { code: 'CANCELED', technicalKey: 'CANCELED_BY_USER' } }]),
+    );
+    const clock = manualClock();
+    const error = await rejectionOf(
+      waitForBulkLookup(clientFor(server.url, 'apiKey'), 'bulk-1', {
+        now: clock.now,
+        sleep: clock.sleep,
+        timeoutMs: 60_000,
+      }),
+    );
+    expect(error).toMatchObject({ code: 'REFDATA_JOB_FAILED', jobId: 'bulk-1', status: 'CANCELED' });
+    expect(server.requests).toHaveLength(1);
+  });
 });
