@@ -30,6 +30,9 @@ export class ExitPath {
     const onSignal = (signal: NodeJS.Signals) => this.#request({ kind: 'signal', signal });
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // A hang-up (the terminal or session `run` was started from closed) stops it the same way:
+    // unhandled, it ended the process at once, without committing what was done or leaving the group.
+    process.on('SIGHUP', onSignal);
     process.on('unhandledRejection', (error) => this.fail('unhandledRejection', error));
     process.on('uncaughtException', (error) => this.fail('uncaughtException', error));
   }

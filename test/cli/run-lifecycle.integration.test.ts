@@ -152,6 +152,17 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('"signal":"SIGTERM"');
   });
 
+  it('regression: SIGHUP drains and exits 0 like SIGTERM (it ended the process at once, killed by the signal, without a line)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    await readyWithin(await operationsUrl(running), 60_000);
+    running.child.kill('SIGHUP');
+    const code = await exitWithin(running, 15_000);
+    expect(code, running.logs()).toBe(0);
+    expect(running.logs()).toContain('"signal":"SIGHUP"');
+  });
+
   it('regression: a fatal output failure after start exits non-zero and /healthz stops answering 200', async () => {
     const topics = freshTopics();
     cleanups.push(await createTopicsFor(kafka, topics));

@@ -35,7 +35,7 @@ export function registerRun(program: Command): void {
     .command('run')
     .description(
       'enrich the Kafka input topic continuously: Avro PartnerRecords in; matches, events, storage and dead letters out. ' +
-        'Serves /metrics, /healthz and /readyz once built; SIGTERM or SIGINT finishes in-flight work within ' +
+        'Serves /metrics, /healthz and /readyz once built; SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
         'shutdown.graceMs (a second signal exits at once). Exits non-zero on a failed start or a fatal failure. ' +
         'With --rerun-every or --rerun-cron, also starts a full-storage rerun of the input topic at each slot of ' +
         'the schedule, skipped while a rerun of the topic has not ended (docs/RERUN-SCHEDULING.md).',
