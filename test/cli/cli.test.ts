@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SANDBOX_DEFAULTS, startSandbox } from '../../src/sandbox/index.ts';
-import { runCli } from '../support/cli.ts';
+import { runCli, startCli } from '../support/cli.ts';
 
 // Each test starts a Node process that loads the whole CLI; on a busy 2-core machine that takes seconds.
 describe('partner-enrich', { timeout: 60_000 }, () => {
@@ -217,6 +217,43 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       );
     } finally {
       server.close();
+    }
+  });
+
+  it('regression: sandbox exits 0 on SIGTERM while it holds a request (frozen, it waited for the request for good)', async () => {
+    const child = startCli(['sandbox', '--host', '127.0.0.1', '--port', '0', '--orgs', '100'], {});
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    let stdout = '';
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout?.on('data', () => /listening on (http:\S+)/.test(stdout) && resolve());
+        void exited.then(() => reject(new Error(`sandbox ended: ${stdout}`)));
+      });
+      const url = (/listening on (http:\S+)/.exec(stdout) as RegExpExecArray)[1] as string;
+      const put = (body: unknown) =>
+        fetch(`${url}/admin/faults`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      await put({ frozen: true });
+      // A valid request, held unanswered while the sandbox is frozen.
+      const held = fetch(`${url}/v3/businesspartners/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': SANDBOX_DEFAULTS.apiKey },
+        body: JSON.stringify({ query: 'acme' }),
+      }).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      child.kill('SIGTERM');
+      const outcome = await Promise.race([
+        exited,
+        new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 20_000).unref()),
+      ]);
+      expect(outcome, stdout).toBe(0);
+      await held;
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });
 });

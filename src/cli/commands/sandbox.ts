@@ -23,6 +23,9 @@ interface SandboxFlags {
   overLimit: boolean;
 }
 
+/** How long the requests being answered get once the sandbox is told to stop. */
+const CLOSE_BOUND_MS = 2_000;
+
 const integer = (value: string): number => {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
@@ -97,6 +100,14 @@ export function registerSandbox(program: Command): void {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
       });
+      // Closing waits for the requests being answered: one held by a frozen sandbox, or a
+      // connection a client keeps half-open, would keep a stopped sandbox up for good.
+      setTimeout(() => {
+        console.error(
+          `partner-enrich: sandbox: requests still open ${CLOSE_BOUND_MS} ms after the stop: exiting`,
+        );
+        process.exit(0);
+      }, CLOSE_BOUND_MS).unref();
       await sandbox.close();
     });
 }
