@@ -21,18 +21,34 @@ export interface JsonRecord {
     };
   }[];
   identifications: {
-    identificationType: { code: string };
+    identificationType?: { code: string };
     identificationNumber: string;
     country?: { code: string };
   }[];
-  taxNumbers: { taxNumberType: { code: string }; taxNumber: string }[];
+  taxNumbers: { taxNumberType?: { code: string }; taxNumber: string }[];
 }
 
 /** Limits of one lookup task; the spec shows none, these keep a task within what registers accept. */
 export const TASK_LIMITS = { maxFieldLength: 256, maxItems: 20 } as const;
 
+// C0 and C1 control characters other than the whitespace ones (tab, line breaks), which
+// trimming already handles at the ends.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F]/g;
+
+/**
+ * A value as the task carries it: control characters as spaces, NFC (canonically equal
+ * spellings give one task, one content hash and one length), trimmed.
+ */
+const clean = (value: string): string => value.replace(CONTROL, ' ').normalize('NFC').trim();
+
 const present = (value: string | null | undefined): value is string =>
-  typeof value === 'string' && value.trim().length > 0;
+  typeof value === 'string' && clean(value).length > 0;
+
+/** An identifier or tax number needs a letter or digit: "-" or "./." is a placeholder, not a number. */
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const presentNumber = (value: string | null | undefined): value is string =>
+  typeof value === 'string' && LETTER_OR_DIGIT.test(value);
 
 /**
  * Where a value is in the PartnerRecord (`names[1]`, `addresses[0].town`): spelled out only
@@ -41,21 +57,23 @@ const present = (value: string | null | undefined): value is string =>
 const pathOf = (list: string, index?: number, member?: string): string =>
   `${list}${index === undefined ? '' : `[${index}]`}${member === undefined ? '' : `.${member}`}`;
 
+function tooLong(path: string, length: number, what = path): MappingError {
+  return new MappingError(
+    'MAPPING_FIELD_TOO_LONG',
+    `${what} has ${length} characters, more than ${TASK_LIMITS.maxFieldLength}`,
+    { details: { path, length, limit: TASK_LIMITS.maxFieldLength } },
+  );
+}
+
+/** The cleaned value; its length is counted in UTF-16 code units, after NFC. */
 function checkLength(value: string, list: string, index?: number, member?: string): string {
-  const trimmed = value.trim();
-  if (trimmed.length > TASK_LIMITS.maxFieldLength) {
-    const path = pathOf(list, index, member);
-    throw new MappingError(
-      'MAPPING_FIELD_TOO_LONG',
-      `${path} has ${trimmed.length} characters, more than ${TASK_LIMITS.maxFieldLength}`,
-      { details: { path, length: trimmed.length, limit: TASK_LIMITS.maxFieldLength } },
-    );
-  }
-  return trimmed;
+  const cleaned = clean(value);
+  if (cleaned.length > TASK_LIMITS.maxFieldLength) throw tooLong(pathOf(list, index, member), cleaned.length);
+  return cleaned;
 }
 
 function checkCountry(value: string, list: string, index: number, member: string): string {
-  const code = value.trim().toUpperCase();
+  const code = clean(value).toUpperCase();
   if (!isCountryCode(code)) {
     const path = pathOf(list, index, member);
     throw new MappingError(
@@ -79,11 +97,18 @@ function checkCount(path: string, items: readonly unknown[]): void {
   }
 }
 
-/** The legal name with its legal form, unless the name already ends with it. */
+/**
+ * The legal name with its legal form, unless the name already ends with it as a word of its
+ * own ("Muster GmbH" + GmbH; but "Nordic Lab" + AB is "Nordic Lab AB").
+ */
 function formattedName(name: string, legalForm: string | null): string {
-  if (!present(legalForm)) return name;
-  const form = legalForm.trim();
-  return name.toLowerCase().endsWith(form.toLowerCase()) ? name : `${name} ${form}`;
+  if (legalForm === null) return name;
+  const lowerName = name.toLowerCase();
+  const lowerForm = legalForm.toLowerCase();
+  const before = lowerName.length - lowerForm.length - 1;
+  const endsWithForm =
+    lowerName.endsWith(lowerForm) && (before < 0 || !LETTER_OR_DIGIT.test(lowerName.charAt(before)));
+  return endsWithForm ? name : `${name} ${legalForm}`;
 }
 
 type PostalAddress = JsonRecord['addressData'][number]['organizationPostalAddress'];
@@ -114,18 +139,22 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
   checkCount('identifiers', record.identifiers);
   checkCount('taxNumbers', record.taxNumbers);
   const names: string[] = [];
+  let legalNameIndex = -1;
   for (let i = 0; i < record.names.length; i += 1) {
     const name = record.names[i];
-    if (present(name)) names.push(checkLength(name, 'names', i));
+    if (!present(name)) continue;
+    if (legalNameIndex < 0) legalNameIndex = i;
+    names.push(checkLength(name, 'names', i));
   }
   const identifications: JsonRecord['identifications'] = [];
   for (let i = 0; i < record.identifiers.length; i += 1) {
     const id = record.identifiers[i] as PartnerRecord['identifiers'][number];
-    if (!present(id.value)) continue;
-    const identification: JsonRecord['identifications'][number] = {
-      identificationType: { code: checkLength(id.type, 'identifiers', i, 'type') },
-      identificationNumber: checkLength(id.value, 'identifiers', i, 'value'),
-    };
+    if (!present(id.value) || !presentNumber(id.value)) continue;
+    // Members in this order: the content hash of a record stays what earlier versions stored.
+    const identification = {} as JsonRecord['identifications'][number];
+    if (present(id.type))
+      identification.identificationType = { code: checkLength(id.type, 'identifiers', i, 'type') };
+    identification.identificationNumber = checkLength(id.value, 'identifiers', i, 'value');
     if (present(id.country))
       identification.country = { code: checkCountry(id.country, 'identifiers', i, 'country') };
     identifications.push(identification);
@@ -133,29 +162,35 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
   const taxNumbers: JsonRecord['taxNumbers'] = [];
   for (let i = 0; i < record.taxNumbers.length; i += 1) {
     const tax = record.taxNumbers[i] as PartnerRecord['taxNumbers'][number];
-    if (!present(tax.value)) continue;
-    taxNumbers.push({
-      taxNumberType: { code: checkLength(tax.type, 'taxNumbers', i, 'type') },
-      taxNumber: checkLength(tax.value, 'taxNumbers', i, 'value'),
-    });
+    if (!present(tax.value) || !presentNumber(tax.value)) continue;
+    const taxNumber = {} as JsonRecord['taxNumbers'][number];
+    if (present(tax.type)) taxNumber.taxNumberType = { code: checkLength(tax.type, 'taxNumbers', i, 'type') };
+    taxNumber.taxNumber = checkLength(tax.value, 'taxNumbers', i, 'value');
+    taxNumbers.push(taxNumber);
   }
   if (names.length === 0 && identifications.length === 0 && taxNumbers.length === 0) {
     throw new MappingError('MAPPING_NO_NAME_OR_IDENTIFIER', 'no name, identifier or tax number to look up');
   }
+  // A blank address is left out: the first address sent is the one the service compares.
   const addressData: JsonRecord['addressData'] = [];
-  for (let i = 0; i < record.addresses.length; i += 1)
-    addressData.push({
-      organizationPostalAddress: postalAddress(record.addresses[i] as PartnerRecord['addresses'][number], i),
-    });
+  for (let i = 0; i < record.addresses.length; i += 1) {
+    const postal = postalAddress(record.addresses[i] as PartnerRecord['addresses'][number], i);
+    if (Object.keys(postal).length > 0) addressData.push({ organizationPostalAddress: postal });
+  }
   const legalName = names[0];
   const legalForm = present(record.legalForm) ? checkLength(record.legalForm, 'legalForm') : null;
+  const formattedOrgName = legalName === undefined ? undefined : formattedName(legalName, legalForm);
+  if (formattedOrgName !== undefined && formattedOrgName.length > TASK_LIMITS.maxFieldLength) {
+    const path = pathOf('names', legalNameIndex);
+    throw tooLong(path, formattedOrgName.length, `${path} with legalForm`);
+  }
   return {
     businessPartnerType: 'ORGANIZATION',
     organization: {
       nameDetails:
-        legalName === undefined
+        legalName === undefined || formattedOrgName === undefined
           ? {}
-          : { formattedOrgNameLine1: legalName, formattedOrgName: formattedName(legalName, legalForm) },
+          : { formattedOrgNameLine1: legalName, formattedOrgName },
     },
     addressData,
     identifications,

@@ -138,6 +138,78 @@ describe('toJsonRecord', () => {
   });
 });
 
+describe('toJsonRecord: text, addresses and names', () => {
+  const BLANK_ADDRESS = {
+    street: null,
+    houseNumber: null,
+    postCode: ' ',
+    town: null,
+    region: null,
+    country: null,
+  };
+
+  it('regression: a blank address was sent as an empty first address, so the real one was not the primary', () => {
+    const mapped = toJsonRecord(partner({ addresses: [BLANK_ADDRESS, ADDRESS] }));
+    expect(mapped.addressData).toHaveLength(1);
+    expect(mapped.addressData[0]?.organizationPostalAddress.town).toEqual({ name: 'München' });
+    // An error in a later address still names its place in the record's own list.
+    const addresses = [BLANK_ADDRESS, { ...ADDRESS, country: 'Germany' }];
+    expect(mappingError(partner({ addresses })).details).toEqual({ path: 'addresses[1].country' });
+  });
+
+  it('regression: a legal form was taken as written when the name merely ended with its letters ("Nordic Lab" + AB)', () => {
+    const formatted = (name: string, legalForm: string) =>
+      toJsonRecord(partner({ names: [name], legalForm })).organization.nameDetails.formattedOrgName;
+    expect(formatted('Nordic Lab', 'AB')).toBe('Nordic Lab AB');
+    expect(formatted('Atlas', 'AS')).toBe('Atlas AS');
+    expect(formatted('Nordic Lab AB', 'AB')).toBe('Nordic Lab AB');
+    expect(formatted('Muster GmbH', 'gmbh')).toBe('Muster GmbH');
+    expect(formatted('GmbH', 'GmbH')).toBe('GmbH');
+  });
+
+  it('regression: the name with its legal form appended was not held to the field limit', () => {
+    const name = 'x'.repeat(TASK_LIMITS.maxFieldLength);
+    const error = mappingError(partner({ names: [' ', name], legalForm: 'AG' }));
+    expect(error.code).toBe('MAPPING_FIELD_TOO_LONG');
+    expect(error.details).toEqual({
+      path: 'names[1]',
+      length: TASK_LIMITS.maxFieldLength + 3,
+      limit: TASK_LIMITS.maxFieldLength,
+    });
+  });
+
+  it('regression: canonically equal text (NFC and NFD) gave two content hashes and two lengths', () => {
+    const nfc = partner({ names: ['Müller Café'.normalize('NFC')] });
+    const nfd = partner({ names: ['Müller Café'.normalize('NFD')] });
+    expect(toJsonRecord(nfd)).toEqual(toJsonRecord(nfc));
+    expect(contentHash(toJsonRecord(nfd))).toBe(contentHash(toJsonRecord(nfc)));
+    const limit = TASK_LIMITS.maxFieldLength;
+    // 256 characters as NFC, 257 UTF-16 units as NFD: within the limit either way.
+    expect(() =>
+      toJsonRecord(partner({ names: [`é${'x'.repeat(limit - 1)}`.normalize('NFD')], legalForm: null })),
+    ).not.toThrow();
+  });
+
+  it('regression: control characters were sent as written, and a name of control characters only was looked up', () => {
+    const mapped = toJsonRecord(partner({ names: ['\u0000\u0007', 'Acme\u0000Tools'], legalForm: null }));
+    expect(mapped.organization.nameDetails.formattedOrgNameLine1).toBe('Acme Tools');
+    expect(mappingError(partner({ names: ['\u0001'], identifiers: [], taxNumbers: [] })).code).toBe(
+      'MAPPING_NO_NAME_OR_IDENTIFIER',
+    );
+  });
+
+  it('regression: a blank identifier or tax number type was sent as an empty code', () => {
+    const mapped = toJsonRecord(
+      partner({
+        identifiers: [{ type: ' ', value: 'HRB 1', country: null }],
+        taxNumbers: [{ type: '', value: 'DE123456789' }],
+      }),
+    );
+    expect(mapped.identifications).toEqual([{ identificationNumber: 'HRB 1' }]);
+    expect(mapped.taxNumbers).toEqual([{ taxNumber: 'DE123456789' }]);
+  });
+});
+
 describe('contentHash', () => {
   it('depends on what is looked up, not on when or where the record came from', () => {
     const a = contentHash(toJsonRecord(partner({ changedAt: 1, sourceSystem: 'ERP' })));
