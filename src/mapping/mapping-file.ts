@@ -21,7 +21,22 @@ const scalarRule = z.union([
   z.strictObject({ const: z.union([z.string(), z.number(), z.null()]) }),
   z.strictObject({ path, as: z.enum(['string', 'timestamp']) }),
 ]);
-const nestedRule = z.strictObject({ each: path, fields: z.record(z.string(), scalarRule) });
+/**
+ * A list rule; its `fields` are the PartnerRecord's own members of that list item, so a
+ * misspelt one ("zip") is refused at start, not dropped from every record.
+ */
+const nestedRule = <Fields extends z.ZodRawShape>(fields: Fields) =>
+  z.strictObject({ each: path, fields: z.strictObject(fields) });
+const addressRule = nestedRule({
+  street: scalarRule.optional(),
+  houseNumber: scalarRule.optional(),
+  postCode: scalarRule.optional(),
+  town: scalarRule.optional(),
+  region: scalarRule.optional(),
+  country: scalarRule.optional(),
+});
+const identifierRule = nestedRule({ type: scalarRule, value: scalarRule, country: scalarRule.optional() });
+const taxNumberRule = nestedRule({ type: scalarRule, value: scalarRule });
 
 const mappingSchema = z.strictObject({
   version: z.literal(1),
@@ -31,14 +46,17 @@ const mappingSchema = z.strictObject({
     names: z.array(path).optional(),
     legalForm: scalarRule.optional(),
     changedAt: scalarRule,
-    addresses: nestedRule.optional(),
-    identifiers: nestedRule.optional(),
-    taxNumbers: nestedRule.optional(),
+    addresses: addressRule.optional(),
+    identifiers: identifierRule.optional(),
+    taxNumbers: taxNumberRule.optional(),
   }),
 });
 
 type ScalarRule = z.infer<typeof scalarRule>;
-type NestedRule = z.infer<typeof nestedRule>;
+interface NestedRule {
+  each: string;
+  fields: Partial<Record<string, ScalarRule>>;
+}
 export type MappingRules = z.infer<typeof mappingSchema>;
 
 function read(value: unknown, at: string): unknown {
@@ -76,7 +94,9 @@ function nested(value: unknown, rule: NestedRule | undefined): Record<string, un
     });
   }
   return items.map((item) =>
-    Object.fromEntries(Object.entries(rule.fields).map(([k, r]) => [k, scalar(item, r)])),
+    Object.fromEntries(
+      Object.entries(rule.fields).flatMap(([k, r]) => (r === undefined ? [] : [[k, scalar(item, r)]])),
+    ),
   );
 }
 

@@ -88,4 +88,31 @@ describe('mapping files', () => {
       details: { paths: ['partnerId'] },
     });
   });
+
+  it.each([
+    [
+      'addresses',
+      { each: '$.locations', fields: { street: '$.line1', zip: '$.zip' } },
+      'fields.addresses.fields',
+    ],
+    [
+      'identifiers',
+      { each: '$.registrations', fields: { kind: '$.kind', value: '$.number' } },
+      'fields.identifiers.fields',
+    ],
+    ['taxNumbers', { each: '$.taxes', fields: { type: '$.kind' } }, 'fields.taxNumbers.fields.value'],
+  ])(
+    'regression: a mapping file whose %s rule names a field the list item does not have (or lacks a required one) was accepted',
+    (list, rule, where) => {
+      const file = { ...rules, fields: { ...rules.fields, [list]: rule } };
+      let refused: unknown;
+      try {
+        parseMappingRules(JSON.stringify(file), 'mapping.json');
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused).toMatchObject({ code: 'MAPPING_FILE_INVALID' });
+      expect((refused as Error).message).toContain(where);
+    },
+  );
 });
