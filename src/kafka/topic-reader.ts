@@ -23,17 +23,23 @@ export function replayConsumer(
   });
 }
 
+/**
+ * `from`: read only these partitions, each from the offset given (the whole topic without it).
+ */
 export async function readTopicToEnd(
   kafka: Kafka,
   topic: string,
   onMessage: (message: KafkaMessage, partition: number) => void | Promise<void>,
+  from?: ReadonlyMap<number, bigint>,
 ): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   const ends = new Map<number, bigint>();
   try {
     for (const p of await topicOffsets(admin, topic)) {
-      if (BigInt(p.high) > BigInt(p.low)) ends.set(p.partition, BigInt(p.high));
+      const start = from === undefined ? BigInt(p.low) : from.get(p.partition);
+      if (start === undefined) continue;
+      if (BigInt(p.high) > BigInt(p.low) && BigInt(p.high) > start) ends.set(p.partition, BigInt(p.high));
     }
   } finally {
     await admin.disconnect();
@@ -56,22 +62,28 @@ export async function readTopicToEnd(
         if (payload.batchSize === 0 && ends.has(payload.partition))
           reached(payload.partition, payload.lastOffset);
       });
-      consumer
-        .run({
-          autoCommit: false,
-          eachBatch: async ({ batch, resolveOffset }) => {
-            const end = ends.get(batch.partition);
-            if (end === undefined) return;
-            for (const message of batch.messages) {
-              if (BigInt(message.offset) >= end) break;
-              await onMessage(message, batch.partition);
-              count += 1;
-              resolveOffset(message.offset);
-            }
-            reached(batch.partition, batch.lastOffset());
-          },
-        })
-        .catch(reject);
+      const started = consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch, resolveOffset }) => {
+          const end = ends.get(batch.partition);
+          if (end === undefined) return;
+          const start = from?.get(batch.partition) ?? 0n;
+          for (const message of batch.messages) {
+            if (BigInt(message.offset) >= end) break;
+            if (BigInt(message.offset) < start) continue;
+            await onMessage(message, batch.partition);
+            count += 1;
+            resolveOffset(message.offset);
+          }
+          reached(batch.partition, batch.lastOffset());
+        },
+      });
+      started.then(() => {
+        // Seek takes effect only once the consumer runs; a fetch from the beginning that
+        // came first is skipped up to the start above.
+        for (const [partition, offset] of from ?? [])
+          if (ends.has(partition)) consumer.seek({ topic, partition, offset: String(offset) });
+      }, reject);
     });
   } finally {
     await consumer.disconnect();

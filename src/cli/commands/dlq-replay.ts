@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { KafkaMessage } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
@@ -29,6 +29,65 @@ export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage
     (since === undefined || Date.parse(header(message, 'pe.failed-at') ?? '') >= since);
 }
 
+interface Letter {
+  message: KafkaMessage;
+  /** The dead letter's own partition of the dead-letter topic. */
+  partition: number;
+}
+
+/** Where the dead letter's record was read, when that is the input topic and it had a key. */
+function inputOrigin(
+  message: KafkaMessage,
+  input: string,
+): { partition: number; offset: bigint } | undefined {
+  const partition = Number(header(message, 'pe.origin.partition'));
+  const offset = header(message, 'pe.origin.offset');
+  if (header(message, 'pe.origin.topic') !== input || !message.key || !Number.isInteger(partition))
+    return undefined;
+  if (offset === undefined || !/^\d+$/.test(offset)) return undefined;
+  return { partition, offset: BigInt(offset) };
+}
+
+/**
+ * The dead letters whose partner has a newer record on the input topic than the one that
+ * failed: a later version, a tombstone, or the dead letter's own earlier replay. Re-publishing
+ * such a record would put the partner back to older content (or bring a deleted partner
+ * back), and a replay run again would send its records twice. Input partition by partition,
+ * from the oldest origin on: the input is keyed by partner, so a partner's records share
+ * their partition.
+ */
+export async function supersededLetters(
+  kafka: Kafka,
+  input: string,
+  letters: Letter[],
+): Promise<Set<Letter>> {
+  const from = new Map<number, bigint>();
+  for (const { message } of letters) {
+    const origin = inputOrigin(message, input);
+    if (!origin) continue;
+    const start = from.get(origin.partition);
+    if (start === undefined || origin.offset + 1n < start) from.set(origin.partition, origin.offset + 1n);
+  }
+  const superseded = new Set<Letter>();
+  if (from.size === 0) return superseded;
+  const newest = new Map<string, bigint>();
+  const slot = (partition: number, key: Buffer) => `${partition}/${key.toString('base64')}`;
+  await readTopicToEnd(
+    kafka,
+    input,
+    (message, partition) => {
+      if (message.key) newest.set(slot(partition, message.key), BigInt(message.offset));
+    },
+    from,
+  );
+  for (const letter of letters) {
+    const origin = inputOrigin(letter.message, input);
+    const latest = origin && newest.get(slot(origin.partition, letter.message.key as Buffer));
+    if (origin && latest !== undefined && latest > origin.offset) superseded.add(letter);
+  }
+  return superseded;
+}
+
 export function registerDlqReplay(program: Command): void {
   const dlq =
     program.commands.find((c) => c.name() === 'dlq') ?? program.command('dlq').description('dead letters');
@@ -36,7 +95,8 @@ export function registerDlqReplay(program: Command): void {
     .command('replay')
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
-        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out',
+        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out, ' +
+        'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay)',
     )
     .addOption(new Option('--stage <stage>', 'only dead letters of this stage').choices(FAILURE_STAGES))
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')
@@ -51,16 +111,22 @@ export function registerDlqReplay(program: Command): void {
       const config = commandConfig(command, {}, true);
       const kafka = await reachableKafka(config.kafka);
       const take = deadLetterFilter(options);
-      const chosen: KafkaMessage[] = [];
-      const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message) => {
-        if (take(message)) chosen.push(message);
+      const matching: Letter[] = [];
+      const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {
+        if (take(message)) matching.push({ message, partition });
       });
+      const superseded = await supersededLetters(kafka, config.topics.input, matching);
+      const chosen = matching.filter((letter) => !superseded.has(letter));
       const byReason = new Map<string, number>();
-      for (const m of chosen) {
+      for (const { message: m } of chosen) {
         const reason = `${header(m, 'pe.stage')}/${header(m, 'pe.error.code')}`;
         byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
       }
-      console.log(`${chosen.length} of ${seen} dead letters match`);
+      console.log(`${matching.length} of ${seen} dead letters match`);
+      if (superseded.size > 0)
+        console.log(
+          `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay)`,
+        );
       for (const [reason, count] of byReason) console.log(`  ${reason}: ${count}`);
       if (options.dryRun || chosen.length === 0) return;
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
@@ -69,11 +135,12 @@ export function registerDlqReplay(program: Command): void {
         await producer.send({
           topic: config.topics.input,
           acks: -1,
-          messages: chosen.map((m) => ({
+          messages: chosen.map(({ message: m, partition }) => ({
             key: m.key,
             value: m.value,
             headers: {
-              'pe.replayed-from': `${config.topics.deadLetters}:${header(m, 'pe.origin.partition')}:${header(m, 'pe.origin.offset')}`,
+              // The dead letter's own position (its origin is in its pe.origin.* headers).
+              'pe.replayed-from': `${config.topics.deadLetters}:${partition}:${m.offset}`,
             },
           })),
         });

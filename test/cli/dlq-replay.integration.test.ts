@@ -1,0 +1,103 @@
+// `dlq replay` as an operator runs it, against the test broker: which dead letters it
+// re-publishes when the input topic moved on since they failed, and when it runs again.
+import type { Kafka, KafkaMessage } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from '../support/cli.ts';
+import { createTopicsFor, readAll, testTopics } from '../support/enrichment.ts';
+import { kafkaClient, uniqueName } from '../support/kafka.ts';
+
+interface Position {
+  partition: number;
+  offset: string;
+}
+
+async function send(
+  kafka: Kafka,
+  topic: string,
+  key: string,
+  value: Buffer | null,
+  headers?: Record<string, string>,
+): Promise<Position> {
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  try {
+    const [meta] = await producer.send({
+      topic,
+      acks: -1,
+      messages: [{ key, value, ...(headers ? { headers } : {}) }],
+    });
+    return { partition: meta?.partition as number, offset: meta?.baseOffset as string };
+  } finally {
+    await producer.disconnect();
+  }
+}
+
+describe('dlq replay against Kafka', () => {
+  const kafka = kafkaClient();
+  const topics = testTopics('dlq-replay');
+  // Nothing here looks anything up: the service is never asked.
+  const env = cliEnv('http://127.0.0.1:9', topics, uniqueName('dlq-replay-group'));
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    drop = await createTopicsFor(kafka, topics);
+  });
+  afterAll(async () => {
+    await drop?.();
+  });
+
+  const deadLetter = (key: string, origin: Position) =>
+    send(kafka, topics.deadLetters, key, Buffer.from(`bytes of ${key}@${origin.offset}`), {
+      'pe.stage': 'lookup',
+      'pe.error.code': 'TASK_FAILED',
+      'pe.error.message': 'the service failed the task',
+      'pe.attempts': '5',
+      'pe.origin.topic': topics.input,
+      'pe.origin.partition': String(origin.partition),
+      'pe.origin.offset': String(origin.offset),
+      'pe.failed-at': new Date().toISOString(),
+    });
+  const replayedCopies = async (): Promise<KafkaMessage[]> =>
+    (await readAll(kafka, topics.input)).filter((m) => m.headers?.['pe.replayed-from'] !== undefined);
+
+  it('regression: dlq replay re-published dead letters its partner had moved past (a newer version, a tombstone, an earlier replay), putting back old content and sending records twice', async () => {
+    // P-1's first version failed, its second did not; P-3 failed, then was deleted; P-2 failed.
+    const p1v1 = await send(kafka, topics.input, 'P-1', Buffer.from('P-1 v1'));
+    const p2 = await send(kafka, topics.input, 'P-2', Buffer.from('P-2 v1'));
+    const p3 = await send(kafka, topics.input, 'P-3', Buffer.from('P-3 v1'));
+    await send(kafka, topics.input, 'P-1', Buffer.from('P-1 v2'));
+    await send(kafka, topics.input, 'P-3', null);
+    await deadLetter('P-1', p1v1);
+    const p2Letter = await deadLetter('P-2', p2);
+    await deadLetter('P-3', p3);
+
+    const first = await runCli(['dlq', 'replay', '--stage', 'lookup'], env);
+    expect(first.code, first.stderr).toBe(0);
+    let copies = await replayedCopies();
+    expect(copies.map((m) => m.key?.toString()).sort()).toEqual(['P-2']);
+    expect(first.stdout).toContain('3 of 3 dead letters match');
+    expect(first.stdout).toContain('2 left out: their partner has a newer input record');
+    expect(first.stdout).toContain('lookup/TASK_FAILED: 1');
+    // The header names the dead letter replayed, by its own position.
+    expect(copies[0]?.headers?.['pe.replayed-from']?.toString()).toBe(
+      `${topics.deadLetters}:${p2Letter.partition}:${p2Letter.offset}`,
+    );
+
+    // Run again (after a kill half way, or by mistake): nothing is sent twice.
+    const dry = await runCli(['dlq', 'replay', '--stage', 'lookup', '--dry-run'], env);
+    expect(dry.stdout).toContain('3 left out');
+    const again = await runCli(['dlq', 'replay', '--stage', 'lookup'], env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('3 left out');
+    expect(await replayedCopies()).toHaveLength(1);
+
+    // The replayed copy failed again: the next replay takes its dead letter alone, not both.
+    // (A partner's records share their partition: the copy is in P-2's, after the original.)
+    const copy = (await readAll(kafka, topics.input)).findLast((m) => m.key?.toString() === 'P-2');
+    await deadLetter('P-2', { partition: p2.partition, offset: copy?.offset as string });
+    const third = await runCli(['dlq', 'replay', '--stage', 'lookup'], env);
+    expect(third.code, third.stderr).toBe(0);
+    copies = await replayedCopies();
+    expect(copies.map((m) => m.key?.toString())).toEqual(['P-2', 'P-2']);
+  });
+});
