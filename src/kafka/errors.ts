@@ -51,6 +51,11 @@ export const KAFKA_ERROR_CODES = [
    * pipeline stops without committing, `run` exits 1; what was not committed is processed again.
    */
   'TRANSACTION_FAILED',
+  /**
+   * A command's topic does not exist (`dlq replay`: the dead-letter or the input topic); nothing
+   * was written. `partner-enrich topics create` creates the pipeline's topics. details: topic.
+   */
+  'TOPIC_MISSING',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];

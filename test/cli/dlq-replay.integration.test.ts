@@ -100,4 +100,18 @@ describe('dlq replay against Kafka', () => {
     copies = await replayedCopies();
     expect(copies.map((m) => m.key?.toString())).toEqual(['P-2', 'P-2']);
   });
+
+  it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {
+    const missing = { ...topics, deadLetters: `${topics.deadLetters}-missing` };
+    const started = Date.now();
+    const result = await runCli(
+      ['dlq', 'replay', '--dry-run'],
+      cliEnv('http://127.0.0.1:9', missing, uniqueName('g')),
+    );
+    expect(result.stderr).toContain(
+      `partner-enrich: TOPIC_MISSING: topic ${missing.deadLetters} does not exist`,
+    );
+    expect(result.code).toBe(2);
+    expect(Date.now() - started).toBeLessThan(30_000);
+  }, 120_000);
 });

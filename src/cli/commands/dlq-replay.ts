@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { Kafka, KafkaMessage } from 'kafkajs';
+import { KafkaError } from '../../kafka/errors.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
@@ -88,6 +89,23 @@ export async function supersededLetters(
   return superseded;
 }
 
+async function assertTopics(kafka: Kafka, topics: string[]): Promise<void> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const existing = new Set(await admin.listTopics());
+    const missing = topics.find((topic) => !existing.has(topic));
+    if (missing !== undefined)
+      throw new KafkaError(
+        'TOPIC_MISSING',
+        `topic ${missing} does not exist; \`partner-enrich topics create\` creates the pipeline's topics`,
+        { details: { topic: missing } },
+      );
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 export function registerDlqReplay(program: Command): void {
   const dlq =
     program.commands.find((c) => c.name() === 'dlq') ?? program.command('dlq').description('dead letters');
@@ -110,6 +128,8 @@ export function registerDlqReplay(program: Command): void {
     .action(async (options: ReplayOptions, command: Command) => {
       const config = commandConfig(command, {}, true);
       const kafka = await reachableKafka(config.kafka);
+      // kafkajs asks for an unknown topic's metadata again for about 80 s before it fails.
+      await assertTopics(kafka, [config.topics.deadLetters, config.topics.input]);
       const take = deadLetterFilter(options);
       const matching: Letter[] = [];
       const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {
