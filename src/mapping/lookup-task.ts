@@ -138,14 +138,13 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
   checkCount('addresses', record.addresses);
   checkCount('identifiers', record.identifiers);
   checkCount('taxNumbers', record.taxNumbers);
-  const names: string[] = [];
-  let legalNameIndex = -1;
-  for (let i = 0; i < record.names.length; i += 1) {
-    const name = record.names[i];
-    if (!present(name)) continue;
-    if (legalNameIndex < 0) legalNameIndex = i;
-    names.push(checkLength(name, 'names', i));
-  }
+  // The task carries the first name only: the others (trade names, former names) are not
+  // held to its limits, or a long trade name dead-lettered a record fit to look up.
+  const legalNameIndex = record.names.findIndex(present);
+  const legalName =
+    legalNameIndex < 0
+      ? undefined
+      : checkLength(record.names[legalNameIndex] as string, 'names', legalNameIndex);
   const identifications: JsonRecord['identifications'] = [];
   for (let i = 0; i < record.identifiers.length; i += 1) {
     const id = record.identifiers[i] as PartnerRecord['identifiers'][number];
@@ -168,7 +167,7 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
     taxNumber.taxNumber = checkLength(tax.value, 'taxNumbers', i, 'value');
     taxNumbers.push(taxNumber);
   }
-  if (names.length === 0 && identifications.length === 0 && taxNumbers.length === 0) {
+  if (legalName === undefined && identifications.length === 0 && taxNumbers.length === 0) {
     throw new MappingError('MAPPING_NO_NAME_OR_IDENTIFIER', 'no name, identifier or tax number to look up');
   }
   // A blank address is left out: the first address sent is the one the service compares.
@@ -177,7 +176,6 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
     const postal = postalAddress(record.addresses[i] as PartnerRecord['addresses'][number], i);
     if (Object.keys(postal).length > 0) addressData.push({ organizationPostalAddress: postal });
   }
-  const legalName = names[0];
   const legalForm = present(record.legalForm) ? checkLength(record.legalForm, 'legalForm') : null;
   const formattedOrgName = legalName === undefined ? undefined : formattedName(legalName, legalForm);
   if (formattedOrgName !== undefined && formattedOrgName.length > TASK_LIMITS.maxFieldLength) {

@@ -167,6 +167,11 @@ describe('toJsonRecord: text, addresses and names', () => {
     expect(formatted('GmbH', 'GmbH')).toBe('GmbH');
   });
 
+  it('regression: a name the task does not carry (a long trade name after the legal one) dead-lettered the record as too long', () => {
+    const record = partner({ names: ['Acme Tools', 'x'.repeat(TASK_LIMITS.maxFieldLength + 1)] });
+    expect(toJsonRecord(record).organization.nameDetails.formattedOrgNameLine1).toBe('Acme Tools');
+  });
+
   it('regression: the name with its legal form appended was not held to the field limit', () => {
     const name = 'x'.repeat(TASK_LIMITS.maxFieldLength);
     const error = mappingError(partner({ names: [' ', name], legalForm: 'AG' }));
