@@ -42,8 +42,13 @@ const CONTROL = /[\u0000-\u0008\u000E-\u001F\u007F-\u009F]/g;
  */
 const clean = (value: string): string => value.replace(CONTROL, ' ').normalize('NFC').trim();
 
+// Whether clean() leaves anything, told without building the cleaned text: it is built once,
+// by the length check (JavaScript's \s is what trim() removes).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const VISIBLE = /[^\s\u0000-\u0008\u000E-\u001F\u007F-\u009F]/;
+
 const present = (value: string | null | undefined): value is string =>
-  typeof value === 'string' && clean(value).length > 0;
+  typeof value === 'string' && VISIBLE.test(value);
 
 /** An identifier or tax number needs a letter or digit: "-" or "./." is a placeholder, not a number. */
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;

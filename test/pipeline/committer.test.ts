@@ -44,6 +44,38 @@ function scriptedTransactions() {
   return { outputs, commits };
 }
 
+/**
+ * The real committer over scripted transactions and `state`, recording its verdicts on failed
+ * transactions (a fatal one as `fatal`'s text).
+ */
+function transactionalCommitter(
+  state: PartnerState,
+  fatal: (error: Error) => string = (error) => `fatal: ${error.message}`,
+) {
+  const { outputs, commits } = scriptedTransactions();
+  const verdicts: string[] = [];
+  const staging = new OutputStaging();
+  const subject = new Committer(
+    {
+      // Neither is used in exactly-once mode before a commit succeeds.
+      source: {} as RecordSource,
+      runner: {} as BulkRunner,
+      ledger: new BulkLedger(memoryLedgerStore()),
+      observer: {},
+      transactional: {
+        outputs,
+        staging,
+        state,
+        fenced: () => verdicts.push('fenced'),
+        abandoned: () => verdicts.push('abandoned'),
+        fail: (error) => verdicts.push(fatal(error)),
+      },
+    },
+    60_000,
+  );
+  return { subject, verdicts, staging, commits };
+}
+
 describe('the committer, when a partition moves during its transaction', () => {
   let dir: string;
   let state: PartnerState;
@@ -57,27 +89,7 @@ describe('the committer, when a partition moves during its transaction', () => {
   });
 
   function committer() {
-    const { outputs, commits } = scriptedTransactions();
-    const verdicts: string[] = [];
-    const staging = new OutputStaging();
-    const subject = new Committer(
-      {
-        // Neither is used in exactly-once mode before a commit succeeds.
-        source: {} as RecordSource,
-        runner: {} as BulkRunner,
-        ledger: new BulkLedger(memoryLedgerStore()),
-        observer: {},
-        transactional: {
-          outputs,
-          staging,
-          state,
-          fenced: () => verdicts.push('fenced'),
-          abandoned: () => verdicts.push('abandoned'),
-          fail: (error) => verdicts.push(`fatal: ${error.message}`),
-        },
-      },
-      60_000,
-    );
+    const { subject, verdicts, staging, commits } = transactionalCommitter(state);
     /** A record finished and its transaction under way. */
     const commitOne = async () => {
       subject.watermark.track({ ...partition, offset: 0 });
@@ -247,26 +259,7 @@ describe('the partner state after a failed transaction', () => {
     const state = new PartnerState({ dir, changelog });
     try {
       await state.restore([partition]);
-      const { outputs, commits } = scriptedTransactions();
-      const staging = new OutputStaging();
-      const verdicts: string[] = [];
-      const subject = new Committer(
-        {
-          source: {} as RecordSource,
-          runner: {} as BulkRunner,
-          ledger: new BulkLedger(memoryLedgerStore()),
-          observer: {},
-          transactional: {
-            outputs,
-            staging,
-            state,
-            fenced: () => verdicts.push('fenced'),
-            abandoned: () => verdicts.push('abandoned'),
-            fail: () => verdicts.push('fatal'),
-          },
-        },
-        60_000,
-      );
+      const { subject, verdicts, staging, commits } = transactionalCommitter(state, () => 'fatal');
       subject.watermark.track({ ...partition, offset: 0 });
       staging.stage(partition, 0, ['A@0']);
       state.staged(partition, 0, () => state.set(partition, 'A', storedPartner('A')));
