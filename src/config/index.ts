@@ -1,6 +1,6 @@
 // The configuration module's public surface.
 export { loadConfig, type LoadConfigOptions } from './load.ts';
-export { describeConfig, redactConfig, redactUrl, REDACTED } from './redact.ts';
+export { configSecrets, describeConfig, redactConfig, redactUrl, REDACTED } from './redact.ts';
 export { isPemText } from './fields.ts';
 export { ConfigError, CONFIG_ERROR_CODES, type ConfigErrorCode } from './errors.ts';
 export { CONFIG_FILE_ENV_VAR, ENV_SHORTHANDS } from './env.ts';

@@ -1,6 +1,7 @@
 // What may be shown of a configuration: `partner-enrich config check` prints it and the
 // pipeline logs it at start, so every credential is replaced before it leaves here.
 import { SECRET_LOG_KEYS } from '../observability/log-redaction.ts';
+import { basicCredentials } from '../observability/secret-redactor.ts';
 import { configOptions } from './options.ts';
 import { isPlainObject } from './plain-objects.ts';
 import type { Config } from './schema.ts';
@@ -69,6 +70,29 @@ function redact(value: unknown, path: string): unknown {
     );
   }
   return value;
+}
+
+/**
+ * The credentials' values, for redaction wherever text leaves the process: every secret
+ * option's, the schema registry's Basic credentials as its Authorization header carries them,
+ * and the user name and password of every URL (a registry's `https://user:pass@host`).
+ */
+export function configSecrets(config: Config): string[] {
+  const found: string[] = [];
+  const walk = (value: unknown, path: string): void => {
+    if (secretPaths.has(path) && typeof value === 'string') found.push(value);
+    else if (typeof value === 'string') {
+      const url = URL.parse(value);
+      if (url?.password) found.push(decodeURIComponent(url.password), url.password);
+      else if (url?.username) found.push(decodeURIComponent(url.username), url.username);
+    } else if (Array.isArray(value)) for (const item of value) walk(item, path);
+    else if (isPlainObject(value))
+      for (const [key, child] of Object.entries(value)) walk(child, path ? `${path}.${key}` : key);
+  };
+  walk(config, '');
+  const { username, password } = config.schemaRegistry;
+  if (username !== undefined && password !== undefined) found.push(basicCredentials(username, password));
+  return found;
 }
 
 /** A copy of the configuration with every credential replaced by "[redacted]". */

@@ -3,6 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
 import type { Metrics } from './metrics.ts';
+import { processSecrets, type Redactor } from './secret-redactor.ts';
 
 export interface Readiness {
   ready: boolean;
@@ -18,6 +19,8 @@ export interface HealthServerOptions {
   readiness: () => Readiness;
   /** Why the process is going down for good, if it is; /healthz fails from then on. Alive when absent. */
   failing?: () => string | undefined;
+  /** Replaced in every answer (reasons quote error messages); the process's secrets when absent. */
+  secrets?: Redactor;
 }
 
 export interface HealthServer {
@@ -34,6 +37,8 @@ function probe(readiness: () => Readiness): Readiness {
     return { ready: false, reasons: [`readiness check failed: ${(error as Error).message}`] };
   }
 }
+
+const secretsOf = (options: HealthServerOptions): Redactor => options.secrets ?? processSecrets;
 
 type Reply = { status: number; contentType: string; body: string };
 
@@ -54,11 +59,14 @@ async function answer(path: string, options: HealthServerOptions): Promise<Reply
     // it still answers.
     case '/healthz': {
       const reason = options.failing?.();
-      return reason === undefined ? json(200, { status: 'ok' }) : json(503, { status: 'failing', reason });
+      return reason === undefined
+        ? json(200, { status: 'ok' })
+        : json(503, { status: 'failing', reason: secretsOf(options).redact(reason) });
     }
     case '/readyz': {
-      const readiness = probe(options.readiness);
-      return json(readiness.ready ? 200 : 503, readiness);
+      const { ready, reasons } = probe(options.readiness);
+      const secrets = secretsOf(options);
+      return json(ready ? 200 : 503, { ready, reasons: reasons.map((reason) => secrets.redact(reason)) });
     }
     default:
       return json(404, { error: 'Not Found', message: `no route ${path}` });
@@ -76,7 +84,10 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         : Promise.resolve(json(405, { error: 'Method Not Allowed' }));
     reply
       .catch((error: unknown) =>
-        json(500, { error: 'Internal Server Error', message: (error as Error).message }),
+        json(500, {
+          error: 'Internal Server Error',
+          message: secretsOf(options).redact((error as Error).message),
+        }),
       )
       .then(({ status, contentType, body }) => {
         response.writeHead(status, {

@@ -1,8 +1,10 @@
 // The process's one logger: JSON lines on stdout (or a given stream), with credentials
 // censored by pino before serialisation, so a secret passed in a logged object never
-// reaches the output. Message strings are not censored: never interpolate a secret.
+// reaches the output, and the secrets' values replaced in the written line, so that one
+// quoted in a message (a dependency's error text) does not either.
 import { pino, stdSerializers, stdTimeFunctions, type DestinationStream, type Level } from 'pino';
 import { LOG_CENSOR, redactedLogPaths } from './log-redaction.ts';
+import { processSecrets, type Redactor } from './secret-redactor.ts';
 
 export type Logger = pino.Logger;
 export type LogLevel = Level | 'silent';
@@ -11,6 +13,8 @@ export interface LoggerOptions {
   level: LogLevel;
   /** Where the JSON lines go; stdout when absent. Tests pass a stream to read them back. */
   destination?: DestinationStream;
+  /** The values replaced in every line; the process's secrets when absent. */
+  secrets?: Redactor;
 }
 
 /**
@@ -35,13 +39,31 @@ function serializeError(error: unknown): unknown {
   return serialized;
 }
 
-export function createLogger({ level, destination }: LoggerOptions): Logger {
+/**
+ * The line with the secrets' values replaced. A replacement outside a JSON string (a secret
+ * that looks like a number or a literal) would break the line: it is withheld then, its
+ * level and time kept.
+ */
+function redactLine(line: string, secrets: Redactor): string {
+  const clean = secrets.redact(line);
+  if (clean === line) return line;
+  try {
+    JSON.parse(clean);
+    return clean;
+  } catch {
+    const { level, time, name } = JSON.parse(line) as Record<string, unknown>;
+    return `${JSON.stringify({ level, time, name, msg: 'log line withheld: it quoted a secret' })}\n`;
+  }
+}
+
+export function createLogger({ level, destination, secrets = processSecrets }: LoggerOptions): Logger {
   const options: pino.LoggerOptions = {
     name: 'partner-enrich',
     level,
     timestamp: stdTimeFunctions.isoTime,
     redact: { paths: [...redactedLogPaths], censor: LOG_CENSOR },
     serializers: { err: serializeError },
+    hooks: { streamWrite: (line) => redactLine(line, secrets) },
   };
   return destination === undefined ? pino(options) : pino(options, destination);
 }

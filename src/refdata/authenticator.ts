@@ -7,7 +7,7 @@
 
 import type { ResolvedClientOptions } from './options.ts';
 import type { RootName } from './openapi-document.ts';
-import { basicCredentials } from './redactor.ts';
+import { basicCredentials } from '../observability/secret-redactor.ts';
 import type { ClientCredentialsTokenProvider } from './token-provider.ts';
 
 export interface AttemptCredentials {

@@ -7,7 +7,7 @@ import { Authenticator } from './authenticator.ts';
 import { loadReferenceDataDocument } from './openapi-document.ts';
 import type { CallOptions, OperationArgs, OperationId, ResponseBody } from './operation-types.ts';
 import { resolveClientOptions, type RefDataClientOptions } from './options.ts';
-import { Redactor, basicCredentials } from './redactor.ts';
+import { Redactor, basicCredentials } from '../observability/secret-redactor.ts';
 import { RequestExecutor } from './request-executor.ts';
 import { getRequestValidator, type RequestParts } from './request-validator.ts';
 import { ClientCredentialsTokenProvider } from './token-provider.ts';

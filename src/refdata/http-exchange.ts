@@ -3,7 +3,7 @@
 
 import { request, type Dispatcher } from 'undici';
 import { RefDataHttpError, RefDataTransportError, httpErrorCodeForStatus } from './errors.ts';
-import type { Redactor } from './redactor.ts';
+import type { Redactor } from '../observability/secret-redactor.ts';
 import { isRetryable, parseRetryAfterMs } from './retry-policy.ts';
 
 export interface Exchange {

@@ -20,7 +20,7 @@ import type { OperationDescriptor, ReferenceDataDocument } from './openapi-docum
 import type { ResolvedClientOptions } from './options.ts';
 import type { CallOptions } from './operation-types.ts';
 import { jsonBytes } from './json-bytes.ts';
-import type { Redactor } from './redactor.ts';
+import type { Redactor } from '../observability/secret-redactor.ts';
 import type { RequestParts, RequestValidator } from './request-validator.ts';
 import { nextRetryDelayMs } from './retry-policy.ts';
 

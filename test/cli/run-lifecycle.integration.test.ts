@@ -3,6 +3,7 @@
 // on SIGTERM. Wall-clock bounds here are what an orchestrator relies on.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
@@ -122,6 +123,39 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const code = await exitWithin(running, 30_000);
     expect(code, running.logs()).toBe(2);
     expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
+  });
+
+  it('regression: a secret a schema registry echoes in its 401 answer reaches neither the log nor the failure line (it was printed as the reason)', async () => {
+    // Stands in for a registry or a proxy in front of it that quotes the credentials it refused:
+    // Apicurio here does not, and the point is text nobody controls.
+    const password = 'hunter2-registry-"secret"';
+    const echoing = createHttpServer((request, response) => {
+      const basic = (request.headers.authorization ?? '').replace(/^Basic /, '');
+      const decoded = Buffer.from(basic, 'base64').toString('utf8');
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error_code: 401, message: `refused ${decoded} (header ${basic})` }));
+    });
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => echoing.close(() => resolve())));
+    const env = {
+      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${(echoing.address() as AddressInfo).port}`,
+      PARTNER_ENRICH_SCHEMA_REGISTRY__USERNAME: 'registry-user',
+      PARTNER_ENRICH_SCHEMA_REGISTRY__PASSWORD: password,
+    };
+    const running = run(env);
+    const code = await exitWithin(running, 30_000);
+    expect(code, running.logs()).toBe(2);
+    expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_AUTH_FAILED:');
+    expect(running.logs()).toContain('refused registry-user:[REDACTED] (header [REDACTED])');
+    for (const leaked of ['hunter2', Buffer.from(`registry-user:${password}`).toString('base64')])
+      expect(running.logs()).not.toContain(leaked);
+    // Every log line is still JSON.
+    for (const line of running
+      .logs()
+      .split('\n')
+      .filter((l) => l.startsWith('{')))
+      JSON.parse(line);
   });
 
   it('regression: SIGTERM with nothing in flight ends a ready run within 4 s with 0 (it sat out the 5 s fetch wait of its state-topic followers: about 7 s)', async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   configOptions,
+  configSecrets,
   describeConfig,
   loadConfig,
   redactConfig,
@@ -85,6 +86,13 @@ describe('redaction', () => {
     );
     for (const plain of ['http://127.0.0.1:8081', 'broker-a:9092', 'https://h/?page=2', 'plain text'])
       expect(redactUrl(plain)).toBe(plain);
+  });
+
+  it("configSecrets lists every credential's value, a URL's password and the registry's Basic header value", () => {
+    const secrets = configSecrets(configWithEverySecret());
+    expect(secrets).toEqual(expect.arrayContaining(Object.values(SECRETS)));
+    expect(secrets).toContain(Buffer.from(`registry-user:${SECRETS.registryPassword}`).toString('base64'));
+    expect(secrets).not.toContain('registry-user');
   });
 
   it('leaves the configuration itself untouched', () => {

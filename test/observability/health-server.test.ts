@@ -5,6 +5,7 @@ import {
   type HealthServer,
   type Readiness,
 } from '../../src/observability/index.ts';
+import { Redactor } from '../../src/observability/secret-redactor.ts';
 import { PIPELINE_METRIC_NAMES } from './metric-names.ts';
 
 const servers: HealthServer[] = [];
@@ -48,6 +49,26 @@ describe('health server', () => {
     const response = await fetch(`${server.url}/healthz`);
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'failing', reason: state.failing });
+  });
+
+  it('regression: /healthz and /readyz quoted a secret in an error message they report', async () => {
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: createMetrics(),
+      readiness: () => ({ ready: false, reasons: ['registry refused user:top-secret-1'] }),
+      failing: () => 'pipeline: SCHEMA_REGISTRY_AUTH_FAILED: refused user:top-secret-1',
+      secrets: new Redactor(['top-secret-1']),
+    });
+    servers.push(server);
+    expect(await (await fetch(`${server.url}/healthz`)).json()).toEqual({
+      status: 'failing',
+      reason: 'pipeline: SCHEMA_REGISTRY_AUTH_FAILED: refused user:[REDACTED]',
+    });
+    expect(await (await fetch(`${server.url}/readyz`)).json()).toEqual({
+      ready: false,
+      reasons: ['registry refused user:[REDACTED]'],
+    });
   });
 
   it('answers /readyz with 503 and the reasons until ready, then 200', async () => {

@@ -2,9 +2,10 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { PartnerEnrichError } from '../../src/errors.ts';
 import { createLogger, type LogLevel } from '../../src/observability/index.ts';
+import { Redactor } from '../../src/observability/secret-redactor.ts';
 
 /** A logger writing into memory; `lines()` returns what it wrote, parsed. */
-function capturedLogger(level: LogLevel = 'info') {
+function capturedLogger(level: LogLevel = 'info', secrets?: Redactor) {
   const chunks: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -12,7 +13,7 @@ function capturedLogger(level: LogLevel = 'info') {
       done();
     },
   });
-  const logger = createLogger({ level, destination });
+  const logger = createLogger({ level, destination, ...(secrets ? { secrets } : {}) });
   const text = () => chunks.join('');
   const lines = () =>
     text()
@@ -103,5 +104,25 @@ describe('createLogger', () => {
     const { logger, lines } = capturedLogger();
     logger.info({ record: { key: 'partner-42', topic: 'partners' } }, 'dead letter');
     expect(lines()[0]).toMatchObject({ record: { key: 'partner-42' } });
+  });
+
+  it('regression: a secret quoted in a message or an error reached the line (redaction went by key only)', () => {
+    const { logger, text, lines } = capturedLogger('info', new Redactor(['s3cret-"pass"\\word']));
+    const refused = new Error('registry answered 401: bad password s3cret-"pass"\\word');
+    logger.error({ err: refused }, 'registering failed for s3cret-"pass"\\word');
+    expect(text()).not.toContain('s3cret');
+    expect(lines()[0]).toMatchObject({
+      msg: 'registering failed for [REDACTED]',
+      err: { message: 'registry answered 401: bad password [REDACTED]' },
+    });
+  });
+
+  it('withholds a line whose secret could only be replaced by breaking its JSON, keeping its level', () => {
+    const { logger, text, lines } = capturedLogger('info', new Redactor(['12345']));
+    logger.warn({ attempts: 123456 }, 'retrying');
+    expect(text()).not.toContain('12345');
+    expect(lines()).toEqual([
+      expect.objectContaining({ level: 40, msg: 'log line withheld: it quoted a secret' }),
+    ]);
   });
 });
