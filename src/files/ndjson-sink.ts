@@ -25,7 +25,9 @@ function deadLetterLine(message: OutputMessage): object {
     key: asText(message.key as Buffer | string | null),
     value: value === null ? null : utf8 ? value.toString('utf8') : value.toString('base64'),
     valueEncoding: value === null || utf8 ? 'utf8' : 'base64',
-    headers: message.headers ?? {},
+    headers: Object.fromEntries(
+      Object.entries(message.headers ?? {}).map(([name, value]) => [name, String(value)]),
+    ),
   };
 }
 

@@ -10,7 +10,7 @@
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
-import type { InputRecord } from '../pipeline/records.ts';
+import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -111,6 +111,7 @@ export class KafkaSource implements RecordSource {
             headers: headerText(message.headers),
             timestamp: Number(message.timestamp),
           };
+          if (message.headers) record.originalHeaders = message.headers as RecordHeaders;
           const taken = traceConsume(record, this.#options.groupId, () => handler.offer(record));
           // Not taken (intake full, or the partition is not ours): the next fetch after resume
           // starts here, since only resolved offsets move kafkajs's fetch position.

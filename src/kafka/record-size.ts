@@ -2,6 +2,8 @@
 // compression. The broker compares a whole batch, header included, with the topic's
 // max.message.bytes, and kafkajs builds one batch per topic-partition per request.
 
+import type { RecordHeaders } from '../pipeline/records.ts';
+
 /** Offset, length, leader epoch, magic, CRC, attributes, last offset delta, two timestamps, producer id, epoch, sequence, record count. */
 export const RECORD_BATCH_OVERHEAD = 8 + 4 + 4 + 1 + 4 + 2 + 4 + 8 + 8 + 8 + 2 + 4 + 4;
 
@@ -25,9 +27,12 @@ const sizeOfBytes = (length: number | null): number =>
 export function recordSize(message: {
   key: Buffer | null;
   value: Buffer | null;
-  headers?: Record<string, string>;
+  headers?: RecordHeaders;
 }): number {
-  const headers = Object.entries(message.headers ?? {});
+  // A name with several values is a header per value.
+  const headers = Object.entries(message.headers ?? {}).flatMap(([key, value]) =>
+    (Array.isArray(value) ? value : [value]).map((one) => [key, one] as const),
+  );
   let size =
     RECORD_OVERHEAD + sizeOfBytes(message.key?.length ?? null) + sizeOfBytes(message.value?.length ?? null);
   size += sizeOfVarInt(headers.length);

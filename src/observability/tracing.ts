@@ -21,7 +21,7 @@ import {
 } from '@opentelemetry/api';
 import { redactUrl, type Config } from '../config/index.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
-import type { InputRecord, PartnerWork } from '../pipeline/records.ts';
+import type { InputRecord, PartnerWork, RecordHeaders } from '../pipeline/records.ts';
 import type { Logger } from './logger.ts';
 
 export const TRACER_NAME = 'partner-enrich';
@@ -198,13 +198,13 @@ export function traceProduce(
 }
 
 /** `headers` with the active span's traceparent (and tracestate) added, when there is one. */
-export function withTraceHeaders(
-  headers: Record<string, string> | undefined,
-): Record<string, string> | undefined {
+export function withTraceHeaders<Headers extends RecordHeaders>(
+  headers: Headers | undefined,
+): Headers | undefined {
   if (!enabled) return headers;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
-  return Object.keys(carrier).length === 0 ? headers : { ...headers, ...carrier };
+  return Object.keys(carrier).length === 0 ? headers : ({ ...headers, ...carrier } as Headers);
 }
 
 function spansOf(inputs: InputRecord[]): Span[] {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
-import type { AcceptedRecord, InputRecord, PartnerWork, RerunChange } from './records.ts';
+import type { AcceptedRecord, InputRecord, PartnerWork, RecordHeaders, RerunChange } from './records.ts';
 
 export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
 export type OutputName = 'matches' | 'events' | 'storage' | 'deadLetters';
@@ -14,7 +14,7 @@ export interface OutputMessage {
   key: string | Buffer | null;
   /** An object encoded by the sink with the output's schema; raw bytes for dead letters; null for a tombstone. */
   value: object | Buffer | null;
-  headers?: Record<string, string>;
+  headers?: RecordHeaders;
   /**
    * Set on storage records: the input partition the partner's records came from, so that
    * storage partition N holds the partner state of input partition N (its changelog).
@@ -335,7 +335,10 @@ export function deleteOutputs(
 export const FAILURE_STAGES = ['decode', 'mapping', 'lookup', 'output'] as const;
 export type FailureStage = (typeof FAILURE_STAGES)[number];
 
-/** The original bytes with the reason in headers, so the record can be replayed after a fix. */
+/**
+ * The original bytes and headers with the reason in headers of its own (`pe.*`, which win over
+ * an original of the same name), so the record can be replayed after a fix as it came.
+ */
 export function deadLetter(
   input: InputRecord,
   stage: FailureStage,
@@ -348,6 +351,7 @@ export function deadLetter(
     key: input.key,
     value: input.value,
     headers: {
+      ...input.originalHeaders,
       'pe.stage': stage,
       'pe.error.code': error.code,
       'pe.error.message': error.message.slice(0, 1000),
@@ -360,22 +364,26 @@ export function deadLetter(
   };
 }
 
+/** The pipeline's own headers on a dead letter (its reason, origin, replay) start so; the input's keep their names. */
+export const isPipelineHeader = (name: string): boolean => name.startsWith('pe.');
+
 /** Header of a dead letter whose original bytes were dropped; its value is their length. */
 export const VALUE_DROPPED_HEADER = 'pe.value-dropped';
 
 /**
- * The dead letter without the original bytes, for a record whose bytes alone are over the
- * dead-letter topic's limit (the sink rejects such a dead letter with OUTPUT_TOO_LARGE):
- * the reason and origin survive, pe.value-dropped says how many bytes were dropped. The
- * value is empty rather than null, which on the input topic would delete the partner, and
- * `dlq replay` leaves such dead letters out.
+ * The dead letter without the original bytes and headers, for a record whose bytes alone
+ * are over the dead-letter topic's limit (the sink rejects such a dead letter with
+ * OUTPUT_TOO_LARGE): the reason and origin survive, pe.value-dropped says how many bytes were
+ * dropped. The value is empty rather than null, which on the input topic would delete the
+ * partner, and `dlq replay` leaves such dead letters out, so the original headers go too.
  */
 export function withoutValue(letter: OutputMessage): OutputMessage {
   const bytes = Buffer.isBuffer(letter.value) ? letter.value.length : 0;
+  const reasons = Object.entries(letter.headers ?? {}).filter(([name]) => isPipelineHeader(name));
   return {
     ...letter,
     value: Buffer.alloc(0),
-    headers: { ...letter.headers, [VALUE_DROPPED_HEADER]: String(bytes) },
+    headers: { ...Object.fromEntries(reasons), [VALUE_DROPPED_HEADER]: String(bytes) },
   };
 }
 

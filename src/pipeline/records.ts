@@ -11,12 +11,19 @@ export interface SourcePosition {
   offset: number;
 }
 
+/** A header's value as a source gave it; a name repeated in one record gives several. */
+export type HeaderValue = string | Buffer;
+export type RecordHeaders = Record<string, HeaderValue | HeaderValue[]>;
+
 export interface InputRecord {
   position: SourcePosition;
   key: Buffer | null;
   /** null is a tombstone: the partner was deleted upstream. */
   value: Buffer | null;
+  /** Each header's first value as text (trace context). */
   headers: Record<string, string>;
+  /** The headers as received, bytes and repeats kept: a dead letter carries them, a replay sends them again. */
+  originalHeaders?: RecordHeaders;
   /** Epoch milliseconds the source stamped on the record. */
   timestamp: number;
 }

@@ -3,7 +3,17 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
-import { createTopicsFor, readAll, testTopics } from '../support/enrichment.ts';
+import { createKafkaEnrichment } from '../../src/cli/enrichment.ts';
+import { RunSummary } from '../../src/pipeline/run-summary.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import {
+  createTopicsFor,
+  produce,
+  readAll,
+  testConfig,
+  testTopics,
+  waitForFinished,
+} from '../support/enrichment.ts';
 import { kafkaClient, uniqueName } from '../support/kafka.ts';
 
 interface Position {
@@ -114,4 +124,55 @@ describe('dlq replay against Kafka', () => {
     expect(result.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(30_000);
   }, 120_000);
+});
+
+describe("dead letters and their replay keep the input record's headers", () => {
+  const kafka = kafkaClient();
+  const topics = testTopics('dlq-headers');
+  let drop: () => Promise<void>;
+  let sandbox: RunningSandbox;
+
+  beforeAll(async () => {
+    sandbox = await startSandbox({ port: 0, orgs: 100, seed: 3 });
+    drop = await createTopicsFor(kafka, topics);
+  });
+  afterAll(async () => {
+    await drop?.();
+    await sandbox?.close();
+  });
+
+  it("regression: a dead letter dropped the input record's headers, and dlq replay sent the record back without them", async () => {
+    const binary = Buffer.from([0xff, 0x00, 0xfe]);
+    await produce(kafka, topics.input, [
+      {
+        key: 'NOT-AVRO-1',
+        value: Buffer.from('not an Avro record'),
+        headers: { 'x-source': 'crm-7', 'x-checksum': binary, 'x-hop': ['gateway', 'bridge'] },
+      },
+    ]);
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(testConfig(sandbox.url, topics), summary);
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, 1);
+    await enrichment.stop(10_000);
+
+    const [letter] = await readAll(kafka, topics.deadLetters);
+    const kept = (message: KafkaMessage | undefined) => ({
+      source: message?.headers?.['x-source']?.toString(),
+      checksum: message?.headers?.['x-checksum'],
+      hops: (message?.headers?.['x-hop'] as Buffer[] | undefined)?.map(String),
+    });
+    const original = { source: 'crm-7', checksum: binary, hops: ['gateway', 'bridge'] };
+    expect(letter?.headers?.['pe.error.code']?.toString()).toBe('DECODE_NOT_AVRO');
+    expect(kept(letter)).toEqual(original);
+
+    const replay = await runCli(['dlq', 'replay'], cliEnv(sandbox.url, topics, uniqueName('g')));
+    expect(replay.code, replay.stderr).toBe(0);
+    const copy = (await readAll(kafka, topics.input)).find((m) => m.headers?.['pe.replayed-from']);
+    expect(kept(copy)).toEqual(original);
+    // The reasons stay with the dead letter: the copy is an input record like the original.
+    expect(Object.keys(copy?.headers ?? {}).filter((name) => name.startsWith('pe.'))).toEqual([
+      'pe.replayed-from',
+    ]);
+  });
 });

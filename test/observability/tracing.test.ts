@@ -14,7 +14,7 @@ import {
 } from '../../src/observability/tracing.ts';
 import { tracesUrl } from '../../src/observability/tracing-sdk.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
-import type { InputRecord } from '../../src/pipeline/records.ts';
+import type { InputRecord, RecordHeaders } from '../../src/pipeline/records.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -33,7 +33,7 @@ function inputRecord(traceparent: string): InputRecord {
 const matchResult: OutputMessage = { output: 'matches', key: 'P-1', value: {} };
 
 /** One record through consume, a bulk and produce; resolves with the headers its output got. */
-async function throughPipeline(record: InputRecord): Promise<Record<string, string> | undefined> {
+async function throughPipeline(record: InputRecord): Promise<RecordHeaders | undefined> {
   expect(traceConsume(record, 'enrich', () => true)).toBe(true);
   await traceBulkLookup([{ records: [{ input: record }] }], async () => {
     await traced(
@@ -50,7 +50,7 @@ async function throughPipeline(record: InputRecord): Promise<Record<string, stri
       traced('bulk poll', { 'partner_enrich.bulk.id': 'bulk-1' }, () => Promise.reject(unavailable)),
     ).rejects.toBe(unavailable);
   });
-  let headers: Record<string, string> | undefined;
+  let headers: RecordHeaders | undefined;
   traceProduce([matchResult], [record], (durable) => {
     headers = withTraceHeaders(matchResult.headers);
     durable();
@@ -179,7 +179,7 @@ describe('tracing', () => {
       value: Buffer.from('{}'),
       headers: { 'pe.stage': 'decode', 'pe.error.code': 'DECODE_FAILED' },
     };
-    let headers: Record<string, string> | undefined;
+    let headers: RecordHeaders | undefined;
     traceProduce([letter], [record], (durable) => {
       headers = withTraceHeaders(letter.headers);
       durable();

@@ -2,7 +2,7 @@
 // the pipeline at it and at the test broker, topics with random names, and readers of
 // what the pipeline wrote.
 import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { inject } from 'vitest';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
 import { createPipelineTopics } from '../../src/kafka/topics.ts';
@@ -86,7 +86,7 @@ export async function partnerEncoder(
 export async function produce(
   kafka: Kafka,
   topic: string,
-  messages: { key: string | null; value: Buffer | null }[],
+  messages: { key: string | null; value: Buffer | null; headers?: IHeaders }[],
 ): Promise<void> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();

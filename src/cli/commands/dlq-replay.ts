@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { KafkaError } from '../../kafka/errors.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
-import { FAILURE_STAGES, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
+import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
 import { isoTime } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
@@ -18,6 +18,10 @@ interface ReplayOptions {
 
 const header = (message: KafkaMessage, name: string): string | undefined =>
   message.headers?.[name]?.toString();
+
+/** The input record's own headers a dead letter carries: all but the pipeline's `pe.*`. */
+const originalHeaders = (message: KafkaMessage): IHeaders =>
+  Object.fromEntries(Object.entries(message.headers ?? {}).filter(([name]) => !isPipelineHeader(name)));
 
 /** Which dead letters a replay takes: every given filter must hold, and the original bytes must be there. */
 export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage) => boolean {
@@ -159,6 +163,7 @@ export function registerDlqReplay(program: Command): void {
             key: m.key,
             value: m.value,
             headers: {
+              ...originalHeaders(m),
               // The dead letter's own position (its origin is in its pe.origin.* headers).
               'pe.replayed-from': `${config.topics.deadLetters}:${partition}:${m.offset}`,
             },
