@@ -17,6 +17,14 @@ export interface LedgerTask {
   taskId: string;
   hash: string;
   positions: SourcePosition[];
+  /**
+   * The task's unit was consumed before this submission (a dead member's paid intent adopted,
+   * a create that failed): whoever adopts the intent does not consume for it, paid intent or
+   * not. The submission's own intent names its records before its consume; without the mark,
+   * a submitter killed before its paid intent landed left the records under an unpaid intent,
+   * and the unit paid for them before was consumed again.
+   */
+  paid?: boolean;
 }
 
 export interface LedgerEntry {
@@ -98,7 +106,7 @@ class Claims {
 const submittedTask = ({ entry, task }: Claim): SubmittedTask => ({
   submissionId: submissionOf(entry),
   ...(entry.bulkId !== undefined ? { bulkId: entry.bulkId } : {}),
-  ...(entry.paid ? { paid: true } : {}),
+  ...(entry.paid || task.paid ? { paid: true } : {}),
   taskId: task.taskId,
   hash: task.hash,
 });

@@ -87,6 +87,12 @@ const ledgerTask = (work: PartnerWork): LedgerTask => ({
   taskId: work.id,
   hash: work.hash as string,
   positions: work.records.map((r) => r.input.position),
+  // Paid before (adopted from a dead member's paid intent, or a create that failed): the
+  // intent says so from its first write, before the rest of the bulk is paid for. It takes
+  // the records from the intent their unit was paid under; said only by the paid intent
+  // written after the consume, a kill in between left an adopter an unpaid intent, and the
+  // unit was consumed again (kill-coalescing chaos: 3,738 units for 3,737 tasks).
+  ...(work.prepaid ? { paid: true } : {}),
 });
 
 export class LookupCoordinator {

@@ -39,7 +39,7 @@ export interface SubmittedTask {
   submissionId: string;
   /** Absent while the submission is an intent: its bulk is not created yet. */
   bulkId?: string;
-  /** An intent whose quota is consumed. */
+  /** The task's quota is consumed: its intent was paid for, or the task's unit before it (LedgerTask.paid). */
   paid?: boolean;
   taskId: string;
   hash: string;

@@ -33,7 +33,8 @@ import {
   type PartnerDecoder,
 } from '../../src/serde/partner-decoders.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
-import { QuotaGate } from '../../src/quota/quota-gate.ts';
+import { QuotaError } from '../../src/quota/errors.ts';
+import { QuotaGate, type QuotaCheck } from '../../src/quota/quota-gate.ts';
 import { usageQuotaCheck } from '../../src/quota/usage-quota-check.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
 import { eventually } from '../support/kafka.ts';
@@ -136,6 +137,9 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       quota?: boolean;
       ledgerStore?: LedgerStore;
       observer?: PipelineObserver;
+      /** The quota check behind the gate (implies quota); the sandbox's usage API where not given. */
+      quotaCheck?: QuotaCheck;
+      submissionLeaseMs?: number;
     } = {},
   ) {
     const config = loadConfig({
@@ -156,16 +160,18 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       },
     });
     const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) });
-    const quota = options.quota
-      ? new QuotaGate(
-          usageQuotaCheck(client, {
-            serviceTechnicalKey: config.quota.serviceTechnicalKey,
-            organizationId: config.refdata.organizationId,
-          }),
-          { initialDelayMs: 10, maxDelayMs: 50 },
-          { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
-        )
-      : undefined;
+    const quota =
+      options.quota || options.quotaCheck
+        ? new QuotaGate(
+            options.quotaCheck ??
+              usageQuotaCheck(client, {
+                serviceTechnicalKey: config.quota.serviceTechnicalKey,
+                organizationId: config.refdata.organizationId,
+              }),
+            { initialDelayMs: 10, maxDelayMs: 50 },
+            { onExhausted: () => {}, onRestored: () => {}, onConsumed: () => {} },
+          )
+        : undefined;
     const enrichment = new Pipeline(
       {
         source,
@@ -189,7 +195,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         thresholds: { fullMatch: 0.8, maybeMatch: 0.6 },
         storageId: 'test',
         commitIntervalMs: 10,
-        submissionLeaseMs: 10_000,
+        submissionLeaseMs: options.submissionLeaseMs ?? 10_000,
       },
     );
     return { enrichment, source, sink, state, ledger };
@@ -270,6 +276,70 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
 
     expect(tasksPaid() - tasksBefore).toBe(2);
     // One of the two tasks stands on the dead member's unit, the other is paid now.
+    expect(quotaConsumed() - consumedBefore).toBe(1);
+  });
+
+  it("regression: a task adopted under a dead member's paid intent is not paid again when its next submitter dies before that bulk's consume (its unpaid intent hid the dead member's payment: one unit over after kill -9)", async () => {
+    const store = memoryLedgerStore();
+    // The first dead member read partner P-0-0, paid one unit for its content and died
+    // before creating the bulk.
+    const [adopted, fresh] = records(0, 0, 2) as [InputRecord, InputRecord];
+    const organization = dataset.organizations[0] as (typeof dataset.organizations)[number];
+    const content = contentHash(toJsonRecord(partnerOf(organization, 'P-0-0', 'ERP', 1_700_000_000_000)));
+    await new BulkLedger(store).intend(
+      'dead-submission',
+      [{ taskId: 't-dead', hash: content, positions: [adopted.position] }],
+      { leaseMs: 1, paid: true, owner: 'dead-member' },
+    );
+
+    // The second member adopts it into a bulk with a record never paid for, writes that
+    // bulk's intent and is killed while the consume for the new record is on its way (the
+    // service never got it): from then on none of its writes lands.
+    let killed = false;
+    const killable: LedgerStore = {
+      load: () => store.load(),
+      save: async (entries) => (killed ? undefined : store.save(entries)),
+      remove: async (keys) => (killed ? undefined : store.remove(keys)),
+    };
+    const consuming = Promise.withResolvers<undefined>();
+    const asked = Promise.withResolvers<undefined>();
+    const second = pipeline({
+      ledgerStore: killable,
+      quotaCheck: {
+        consume: async () => {
+          asked.resolve(undefined);
+          await consuming.promise.catch(() => {
+            throw new QuotaError('QUOTA_GATE_CLOSED', 'killed');
+          });
+          return 'OK';
+        },
+      },
+      submissionLeaseMs: 300,
+      lingerMs: 200,
+    });
+    await second.ledger.load();
+    await second.enrichment.start();
+    second.source.handler.assigned([ref(0)]);
+    expect(second.source.deliver([adopted, fresh])).toBe(2);
+    await asked.promise;
+    killed = true;
+    const intents = (await store.load()).filter((entry) => entry.submissionId !== 'dead-submission');
+    expect(intents.flatMap((entry) => entry.tasks)).toHaveLength(2);
+
+    // The restarted member reads both records again under the second one's intent.
+    const third = pipeline({ ledgerStore: store, quota: true });
+    await third.ledger.load();
+    await third.enrichment.start();
+    third.source.handler.assigned([ref(0)]);
+    const [tasksBefore, consumedBefore] = [tasksPaid(), quotaConsumed()];
+    expect(third.source.deliver([adopted, fresh])).toBe(2);
+    await eventually(() => third.sink.matches().length === 2, 20_000, 'both MatchResults');
+    await third.enrichment.stop(1_000);
+    consuming.reject(new Error('killed'));
+    await second.enrichment.stop(0);
+
+    expect(tasksPaid() - tasksBefore).toBe(2);
+    // P-0-0's task stands on the first dead member's unit; only the fresh record is paid.
     expect(quotaConsumed() - consumedBefore).toBe(1);
   });
 
