@@ -17,6 +17,7 @@ export default defineConfig({
           // fetches the tools they need) have their own configs (vitest.chaos.config.ts,
           // `npm run test:chaos`; vitest.deploy.config.ts, `npm run test:deploy`).
           exclude: ['test/**/*.integration.test.ts', 'test/chaos/**', 'test/deploy/**'],
+          globalSetup: ['test/support/temp-root.ts'],
           // Unit tests first, then the integration group with its own worker count.
           sequence: { groupOrder: 0 },
         },
@@ -26,7 +27,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.integration.test.ts'],
-          globalSetup: ['test/support/global-setup.ts'],
+          // The temporary root first: its teardown, last, runs once the broker is stopped.
+          globalSetup: ['test/support/temp-root.ts', 'test/support/global-setup.ts'],
           setupFiles: ['test/support/unhandled-rejections.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

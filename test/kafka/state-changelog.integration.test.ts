@@ -1,7 +1,7 @@
 // The storage topic read back as the partner state's changelog, on the real broker and
 // registry: a partition larger than one fetch is read to its end, and a record that cannot
 // be decoded fails the restore.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
@@ -108,8 +108,9 @@ describe('storage topic as the partner state changelog', () => {
     const topic = uniqueName('changelog');
     subjects.push(`${topic}-value`);
     const { cleanup } = await withTopics(kafka, [{ topic, numPartitions: 1 }]);
+    const dir = mkdtempSync(join(tmpdir(), 'changelog-undecodable-'));
     const state = new PartnerState({
-      dir: mkdtempSync(join(tmpdir(), 'changelog-undecodable-')),
+      dir,
       changelog: new KafkaStateChangelog(
         kafka,
         new SchemaRegistry({ host: inject('schemaRegistryUrl') }),
@@ -158,6 +159,7 @@ describe('storage topic as the partner state changelog', () => {
       expect(state.partitions).toEqual([]);
     } finally {
       state.close();
+      rmSync(dir, { recursive: true, force: true });
       await cleanup();
     }
   }, 60_000);

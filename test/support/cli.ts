@@ -16,7 +16,7 @@ const repository = (path: string): string => fileURLToPath(new URL(`../../${path
 /** Starts the command, in the repository unless `cwd` says otherwise; the caller owns the process. */
 export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
   return spawn(repository('node_modules/.bin/node'), [repository('src/cli/main.ts'), ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...env },
     ...(cwd === undefined ? {} : { cwd }),
   });
 }
