@@ -9,6 +9,13 @@ import { inRunOrder } from './job-order.ts';
 import { PartitionRerun, type RerunHost, type StoredPartners } from './partition-rerun.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
 
+/**
+ * setTimeout's longest delay (about 24.8 days): a longer one fires after 1 ms, and a job whose
+ * `startAt` was further ahead had the executor re-arm and look every millisecond until then.
+ * A start that far ahead is waited for in steps.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface RerunExecutorParts {
   host: RerunHost;
   jobs: RerunJobStore;
@@ -87,7 +94,7 @@ export class RerunExecutor {
     const now = (this.#parts.now ?? Date.now)();
     if (job.startAt !== undefined && job.startAt > now) {
       clearTimeout(this.#startTimer);
-      this.#startTimer = setTimeout(() => this.#reconcile(), job.startAt - now);
+      this.#startTimer = setTimeout(() => this.#reconcile(), Math.min(job.startAt - now, MAX_TIMER_MS));
       this.#startTimer.unref();
       return;
     }

@@ -70,7 +70,7 @@ afterEach(async () => {
  * An executor owning partition 0 of an input topic of `partitionCount` partitions, which holds
  * 200 stored partners; `offered` lists the job of every chunk the pipeline was offered, in order.
  */
-async function replica(partitionCount: number) {
+async function replica(partitionCount: number, now?: () => number) {
   const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'rerun-executor-')) });
   states.push(state);
   await state.restore([ref]);
@@ -98,6 +98,7 @@ async function replica(partitionCount: number) {
     state,
     inputTopic: ref.topic,
     partitionCount: () => partitionCount,
+    ...(now ? { now } : {}),
     failed: (error) => {
       throw error;
     },
@@ -149,5 +150,23 @@ describe('RerunExecutor', () => {
     expect(turns(offered)).toEqual(['later', 'earlier', 'later']);
     // Partition 1's share is the other replica's.
     expect(executor.due()?.id).toBe('later');
+  });
+
+  it('regression: a job whose --start-at was more than 24.8 days ahead made the executor reconcile every millisecond until then', async () => {
+    // setTimeout takes at most 2^31-1 ms and fires after 1 ms when asked for more: the
+    // executor re-armed its start timer, found the job still ahead, and armed it again.
+    let looks = 0;
+    const { store, executor, offered } = await replica(1, () => {
+      looks += 1;
+      return Date.now();
+    });
+    await store.saveJob({ ...job('next-month', Date.now()), startAt: Date.now() + 30 * 86_400_000 });
+    await vi.waitFor(() => expect(looks).toBeGreaterThan(0));
+    const before = looks;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Nothing happens to the job or the store meanwhile: nothing to look at again.
+    expect(looks - before).toBeLessThanOrEqual(1);
+    expect(offered).toEqual([]);
+    expect(executor.due()?.id).toBe('next-month');
   });
 });
