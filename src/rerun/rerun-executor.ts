@@ -87,7 +87,12 @@ export class RerunExecutor {
     const owned = new Map(this.#parts.host.partitions().map((p) => [p.ref.partition, p]));
     for (const [key, running] of this.#running) {
       const partition = owned.get(Number(key));
-      if (running.jobId !== job?.id || job.control === 'cancel' || partition?.epoch !== running.runner.epoch)
+      if (partition?.epoch !== running.runner.epoch) running.runner.abort();
+      // A canceled job is ended, so never due; its share stops by itself after the chunk under
+      // way, whose outputs are written and then recorded (docs/RERUNS.md). Aborted here, that
+      // chunk's outputs were written and its progress was not: the job's counts left it out.
+      // The partition's next job starts once the share has stopped (#launch skips it until then).
+      else if (running.jobId !== job?.id && this.#parts.jobs.job(running.jobId)?.control !== 'cancel')
         running.runner.abort();
     }
     if (!job || job.control === 'cancel') return;

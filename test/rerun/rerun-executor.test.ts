@@ -70,7 +70,11 @@ afterEach(async () => {
  * An executor owning partition 0 of an input topic of `partitionCount` partitions, which holds
  * 200 stored partners; `offered` lists the job of every chunk the pipeline was offered, in order.
  */
-async function replica(partitionCount: number, now?: () => number) {
+async function replica(
+  partitionCount: number,
+  options: { now?: () => number; settled?: () => Promise<void> } = {},
+) {
+  const { now, settled = () => new Promise<void>((resolve) => setTimeout(resolve, 3)) } = options;
   const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'rerun-executor-')) });
   states.push(state);
   await state.restore([ref]);
@@ -85,10 +89,8 @@ async function replica(partitionCount: number, now?: () => number) {
     onPartitions: () => () => {},
     rerun: (_ref, _epoch, partners, task) => {
       offered.push(task.jobId);
-      return partners.map(
-        () =>
-          new Promise((resolve) => setTimeout(() => resolve({ kind: 'unchanged', outcome: 'NO_MATCH' }), 3)),
-      );
+      const outcomes = settled();
+      return partners.map(() => outcomes.then(() => ({ kind: 'unchanged', outcome: 'NO_MATCH' }) as const));
     },
     releaseRerun: async () => {},
   };
@@ -156,9 +158,11 @@ describe('RerunExecutor', () => {
     // setTimeout takes at most 2^31-1 ms and fires after 1 ms when asked for more: the
     // executor re-armed its start timer, found the job still ahead, and armed it again.
     let looks = 0;
-    const { store, executor, offered } = await replica(1, () => {
-      looks += 1;
-      return Date.now();
+    const { store, executor, offered } = await replica(1, {
+      now: () => {
+        looks += 1;
+        return Date.now();
+      },
     });
     await store.saveJob({ ...job('next-month', Date.now()), startAt: Date.now() + 30 * 86_400_000 });
     await vi.waitFor(() => expect(looks).toBeGreaterThan(0));
@@ -168,5 +172,30 @@ describe('RerunExecutor', () => {
     expect(looks - before).toBeLessThanOrEqual(1);
     expect(offered).toEqual([]);
     expect(executor.due()?.id).toBe('next-month');
+  });
+
+  it('regression: a cancel dropped the chunk under way from the progress, though its outputs were written', async () => {
+    // The pipeline settles a chunk when the test says so: the cancel comes while one is under way.
+    const chunks: PromiseWithResolvers<undefined>[] = [];
+    const { store, offered, share } = await replica(1, {
+      settled: () => {
+        chunks.push(Promise.withResolvers<undefined>());
+        return (chunks.at(-1) as PromiseWithResolvers<undefined>).promise;
+      },
+    });
+    const started = job('canceled', Date.now());
+    await store.saveJob(started);
+    await vi.waitFor(() => expect(chunks).toHaveLength(1));
+    await store.saveJob({ ...started, control: 'cancel', controlAt: Date.now() });
+    // The chunk's outputs are written after the cancel was asked for.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    chunks[0]?.resolve(undefined);
+
+    // Recorded first (docs/RERUNS.md): the counts say what the canceled job wrote.
+    await vi.waitFor(() => expect(share('canceled')?.counts.read).toBe(BATCH));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // And nothing after it.
+    expect(offered).toHaveLength(1);
+    expect(share('canceled')).toMatchObject({ done: false, lastPartnerId: 'P-00009' });
   });
 });
