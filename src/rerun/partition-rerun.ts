@@ -124,6 +124,8 @@ export class PartitionRerun {
         continue;
       }
       if ((await Promise.race([this.#parts.headroom?.(), this.#aborted])) === 'aborted') return false;
+      // A pause or cancel asked for while the loop was busy: no chunk is begun after it.
+      if (this.#parts.job().control !== 'run') continue;
       let chunk: Chunk | 'aborted';
       try {
         chunk = await this.#chunk(job, progress);

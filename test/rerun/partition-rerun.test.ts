@@ -225,4 +225,38 @@ describe('PartitionRerun', () => {
       unsubscribe();
     }
   });
+
+  it('regression: a cancel asked for while the share waited for headroom (a busy event loop) still let it begin a chunk', async () => {
+    const state = await storedPartition();
+    let current = job({ batchSize: 50 });
+    const offered: number[] = [];
+    const room = Promise.withResolvers<undefined>();
+    const host: RerunHost = {
+      partitions: () => [],
+      onPartitions: () => () => {},
+      rerun: (_ref, _epoch, partners) => {
+        offered.push(partners.length);
+        return partners.map(async () => ({ kind: 'unchanged' as const, outcome: 'NO_MATCH' as const }));
+      },
+      releaseRerun: async () => {},
+    };
+    const rerun = new PartitionRerun(
+      {
+        host,
+        jobs: memoryJobs(),
+        state,
+        job: () => current,
+        changed: () => new Promise(() => {}),
+        headroom: () => room.promise,
+      },
+      ref,
+      0,
+    );
+    const running = rerun.run();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    current = { ...current, control: 'cancel' };
+    room.resolve(undefined);
+    expect(await running).toBe(false);
+    expect(offered).toEqual([]);
+  });
 });
