@@ -44,11 +44,18 @@ export const share =
 export const isoTime =
   (name: string) =>
   (value: string): number => {
-    const ms = /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())
-      ? Date.parse(value)
-      : Number.NaN;
-    if (Number.isNaN(ms))
-      throw new InvalidArgumentError(`${name} must be an ISO 8601 date or time, e.g. 2030-01-31T02:00:00Z.`);
+    const rule = `${name} must be an ISO 8601 date or time, e.g. 2030-01-31T02:00:00Z`;
+    const text = value.trim();
+    const date = /^(\d{4})-(\d{2})-(\d{2})(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
+    const ms = date ? Date.parse(text) : Number.NaN;
+    if (Number.isNaN(ms)) throw new InvalidArgumentError(`${rule}.`);
+    // Date.parse rolls a day the month does not have over into the next one (2030-02-30 is
+    // March 2): a --start-at or --not-looked-up-since two days off, taken without a word.
+    const [, year, month, day] = date as RegExpExecArray;
+    const calendar = new Date(0);
+    calendar.setUTCFullYear(Number(year), Number(month) - 1, Number(day)); // Date.UTC maps years 0-99 to 19xx
+    if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day))
+      throw new InvalidArgumentError(`${rule}: ${year}-${month}-${day} is not a day of the calendar.`);
     return ms;
   };
 

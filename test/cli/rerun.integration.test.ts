@@ -62,6 +62,20 @@ describe('rerun options', () => {
     expect(outcome).toContain('GOOD is not an outcome; one of MATCH, MAYBE_MATCH, NO_MATCH, FAILED.');
     expect(throttle).toContain("required option '--quota-share <share>' not specified");
   });
+
+  it('regression: a date that does not exist (February 30) was taken as the days after it, not refused', async () => {
+    // A topic that does not exist: where the date is taken, nothing is written either (exit 2).
+    const topic = uniqueName('no-such-topic');
+    const results = await Promise.all([
+      rerun('start', '--topic', topic, '--start-at', '2030-02-30T02:00:00Z'),
+      rerun('start', '--topic', topic, '--not-looked-up-since', '2030-04-31'),
+    ]);
+    for (const r of results) expect(r.code, r.stderr).toBe(1);
+    const [startAt, since] = results.map((r) => r.stderr) as string[];
+    expect(startAt).toContain('--start-at must be an ISO 8601 date or time');
+    expect(startAt).toContain('2030-02-30 is not a day of the calendar');
+    expect(since).toContain('2030-04-31 is not a day of the calendar');
+  });
 });
 
 describe('rerun jobs from separate processes', () => {
