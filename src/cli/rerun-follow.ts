@@ -24,6 +24,8 @@ export const RERUN_EXIT_CODES = {
 
 /** Views without a record arriving still move on the clock (SCHEDULED, time left). */
 const REDRAW_MS = 1_000;
+/** setTimeout's longest delay. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface Followed {
   view: RerunView;
@@ -65,8 +67,16 @@ export async function followRerun(
   };
   const unfollow = await context.store.follow(redraw);
   const ticker = setInterval(redraw, REDRAW_MS);
-  const timer =
-    timeoutMs > 0 ? setTimeout(() => done.resolve({ view: last, timedOut: true }), timeoutMs) : undefined;
+  // setTimeout fires after 1 ms when asked for more than 2^31-1 ms (about 24.8 days): a
+  // --timeout of 30 days timed out at once (exit 4). A longer one is waited for in steps.
+  const deadline = Date.now() + timeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const expireAtDeadline = (): void => {
+    const left = deadline - Date.now();
+    if (left <= 0) done.resolve({ view: last, timedOut: true });
+    else timer = setTimeout(expireAtDeadline, Math.min(left, MAX_TIMER_MS));
+  };
+  if (timeoutMs > 0) expireAtDeadline();
   try {
     return await done.promise;
   } finally {

@@ -244,4 +244,26 @@ describe('following a rerun', () => {
     expect(timedOut.code, timedOut.stderr).toBe(4);
     expect(timedOut.stderr).toContain('RERUN_WAIT_TIMEOUT: rerun followed-stuck is CREATED after --timeout');
   });
+
+  it('regression: status --follow with a --timeout of 30 days (beyond the 24.8 days a timer holds) timed out at once, exit 4', async () => {
+    expect((await rerun('start', '--topic', followed, '--id', 'followed-month')).code).toBe(0);
+    const child = startCli(['rerun', 'status', 'followed-month', '--follow', '--timeout', '2592000'], env);
+    let stderr = '';
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const exit = once(child, 'exit');
+    try {
+      await eventually(
+        () => stderr.includes('rerun followed-month: CREATED') || child.exitCode !== null,
+        60_000,
+        'the first progress line',
+      );
+      // Still following a few redraws later.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(child.exitCode, stderr).toBeNull();
+      expect(stderr).not.toContain('RERUN_WAIT_TIMEOUT');
+    } finally {
+      child.kill('SIGTERM');
+      await exit;
+    }
+  });
 });
