@@ -6,6 +6,7 @@ import type { RerunView } from '../rerun/rerun-view.ts';
 import { reportFailure } from './failure.ts';
 import type { RerunContext } from './rerun-context.ts';
 import { describeRerun, duration, progressLine, rate } from './rerun-report.ts';
+import { MAX_TIMER_MS } from '../timer-limit.ts';
 
 /**
  * Beyond the CLI's 0, 1 (bad usage, unexpected failure) and 2 (an error with a code): what a
@@ -24,8 +25,6 @@ export const RERUN_EXIT_CODES = {
 
 /** Views without a record arriving still move on the clock (SCHEDULED, time left). */
 const REDRAW_MS = 1_000;
-/** setTimeout's longest delay. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface Followed {
   view: RerunView;

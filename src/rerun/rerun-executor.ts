@@ -8,13 +8,7 @@ import type { PartitionRef } from '../pipeline/ports.ts';
 import { inRunOrder } from './job-order.ts';
 import { PartitionRerun, type RerunHost, type StoredPartners } from './partition-rerun.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
-
-/**
- * setTimeout's longest delay (about 24.8 days): a longer one fires after 1 ms, and a job whose
- * `startAt` was further ahead had the executor re-arm and look every millisecond until then.
- * A start that far ahead is waited for in steps.
- */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '../timer-limit.ts';
 
 export interface RerunExecutorParts {
   host: RerunHost;

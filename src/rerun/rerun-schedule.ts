@@ -17,15 +17,13 @@ import type { Logger } from '../observability/index.ts';
 import { inRunOrder } from './job-order.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
 import { parseInterval, scheduleSlots, type RerunScheduleSpec } from './schedule-slots.ts';
+import { MAX_TIMER_MS } from '../timer-limit.ts';
 
 /** Partners per chunk of a scheduled rerun when the configuration names none: the service's maximum. */
 export const DEFAULT_SCHEDULED_BATCH_SIZE = 500;
 /** Share of each quota window a scheduled rerun may take when the configuration names none. */
 export const DEFAULT_SCHEDULED_QUOTA_SHARE = 0.5;
 export const SCHEDULED_TAG = 'scheduled';
-
-/** setTimeout's longest delay (about 24.8 days); a monthly slot is waited for in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The schedule the configuration asks for, if any (the configuration has validated it). */
 export function rerunScheduleSpec(section: Config['rerunSchedule']): RerunScheduleSpec | undefined {
