@@ -56,7 +56,7 @@ export function registerRerunControl(rerun: Command): void {
     .command('throttle')
     .description(
       'change the share of each quota window a running (or paused, or waiting) rerun may take; it applies from ' +
-        `the executors' next chunk. Exits ${RERUN_EXIT_CODES.ended} when the job has ended`,
+        `the rerun's next quota request on. Exits ${RERUN_EXIT_CODES.ended} when the job has ended`,
     )
     .argument('<id>', 'the job id')
     .requiredOption(
