@@ -1,18 +1,71 @@
 // An NDJSON file as a record source: one PartnerRecord JSON object per line, in one
 // partition whose offsets are line numbers. A line `{"partnerId": "...", "deleted": true}`
 // is a tombstone, as a null value is on Kafka.
+import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
 import { fileError } from './errors.ts';
 
-function tombstoneKey(line: string): string | undefined {
-  if (!line.includes('"deleted"')) return undefined;
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * The file's lines as they are in it, bytes and not text: a line decoded to a string would
+ * have its invalid UTF-8 turned into U+FFFD without a word, and the record would be looked up
+ * with characters nobody wrote; as bytes it reaches the decoder, which dead-letters it
+ * DECODE_INVALID_UTF8 with its bytes. Lines end as readline ends them (LF, CRLF or a lone
+ * CR), so that a line's number, its offset, stays what it was. Numbered from 1; streamed, so a
+ * file of any size is read in constant memory beside its longest line.
+ */
+async function* fileLines(path: string): AsyncGenerator<{ number: number; bytes: Buffer }> {
+  let number = 0;
+  let pending: Buffer[] = [];
+  /** The last line ended with a CR: an LF right after it ends nothing more. */
+  let afterCr = false;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    let start = 0;
+    if (afterCr && chunk[0] === LF) start = 1;
+    afterCr = false;
+    for (let end = start; end < chunk.length; end += 1) {
+      const byte = chunk[end];
+      if (byte !== LF && byte !== CR) continue;
+      const piece = chunk.subarray(start, end);
+      // A copy: a subarray would keep the whole chunk alive while its record is in flight.
+      const bytes = pending.length === 0 ? Buffer.from(piece) : Buffer.concat([...pending, piece]);
+      pending = [];
+      number += 1;
+      yield { number, bytes };
+      if (byte === CR) {
+        if (chunk[end + 1] === LF) end += 1;
+        else if (end + 1 === chunk.length) afterCr = true;
+      }
+      start = end + 1;
+    }
+    if (start < chunk.length) pending.push(chunk.subarray(start));
+  }
+  if (pending.length > 0) yield { number: number + 1, bytes: Buffer.concat(pending) };
+}
+
+/** ASCII whitespace, as String#trim removes it. */
+const isSpace = (byte: number) => byte === 0x20 || (byte >= 0x09 && byte <= 0x0d);
+
+/** A line of whitespace only (String#trim's: Unicode spaces too) is no record. */
+function isBlank(bytes: Buffer): boolean {
+  for (const byte of bytes) {
+    if (isSpace(byte)) continue;
+    // Not ASCII: a Unicode space perhaps (rare), decided on the text.
+    return byte >= 0x80 && bytes.toString('utf8').trim() === '';
+  }
+  return true;
+}
+
+function tombstoneKey(bytes: Buffer): string | undefined {
+  // Invalid UTF-8 is no tombstone: the decoder dead-letters it with its bytes.
+  if (!bytes.includes('"deleted"') || !isUtf8(bytes)) return undefined;
   try {
-    const parsed = JSON.parse(line) as { partnerId?: unknown; deleted?: unknown };
+    const parsed = JSON.parse(bytes.toString('utf8')) as { partnerId?: unknown; deleted?: unknown };
     return parsed.deleted === true && typeof parsed.partnerId === 'string' ? parsed.partnerId : undefined;
   } catch {
     return undefined;
@@ -21,13 +74,14 @@ function tombstoneKey(line: string): string | undefined {
 
 /** Records (non-blank lines) in the file: FILE_INPUT_UNREADABLE when it cannot be read. */
 export async function countRecords(path: string): Promise<number> {
-  let text: string;
+  let count = 0;
   try {
-    text = await readFile(path, 'utf8');
+    // Streamed as the source reads it: a file too large for one string is counted too.
+    for await (const { bytes } of fileLines(path)) if (!isBlank(bytes)) count += 1;
   } catch (error) {
     throw fileError('FILE_INPUT_UNREADABLE', 'input file', path, error);
   }
-  return text.split('\n').filter((line) => line.trim()).length;
+  return count;
 }
 
 export class NdjsonSource implements RecordSource {
@@ -58,28 +112,32 @@ export class NdjsonSource implements RecordSource {
   }
 
   async #read(handler: SourceHandler): Promise<void> {
-    const lines = createInterface({ input: createReadStream(this.#path), crlfDelay: Infinity });
-    let lineNumber = 0;
-    for await (const line of lines) {
-      lineNumber += 1;
-      if (line.trim() === '') continue;
-      const deleted = tombstoneKey(line);
-      const record: InputRecord = {
-        position: { topic: this.#path, partition: 0, offset: lineNumber },
-        key: deleted === undefined ? null : Buffer.from(deleted),
-        value: deleted === undefined ? Buffer.from(line) : null,
-        headers: {},
-        timestamp: Date.now(),
-      };
-      // A record the pipeline did not take (intake full) is offered again once it resumes.
-      for (;;) {
-        while (this.#paused && !this.#stopped) await new Promise<void>((resolve) => (this.#wake = resolve));
-        if (this.#stopped || handler.offer(record)) break;
-        this.#paused = true;
+    const lines = fileLines(this.#path);
+    try {
+      for await (const { number, bytes } of lines) {
+        if (isBlank(bytes)) continue;
+        const deleted = tombstoneKey(bytes);
+        const record: InputRecord = {
+          position: { topic: this.#path, partition: 0, offset: number },
+          key: deleted === undefined ? null : Buffer.from(deleted),
+          value: deleted === undefined ? bytes : null,
+          headers: {},
+          timestamp: Date.now(),
+        };
+        // A record the pipeline did not take (intake full) is offered again once it resumes.
+        for (;;) {
+          while (this.#paused && !this.#stopped) await new Promise<void>((resolve) => (this.#wake = resolve));
+          if (this.#stopped || handler.offer(record)) break;
+          this.#paused = true;
+        }
+        if (this.#stopped) break;
       }
-      if (this.#stopped) break;
+    } catch (error) {
+      throw fileError('FILE_INPUT_UNREADABLE', 'input file', this.#path, error);
+    } finally {
+      // Closes the file when the loop ended early (stopped).
+      await lines.return(undefined);
     }
-    lines.close();
   }
 
   pause(): void {

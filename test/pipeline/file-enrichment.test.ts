@@ -21,13 +21,14 @@ const organization = (i: number) => dataset.organizations[i] as (typeof dataset.
 
 async function enrich(
   service: { url: string },
-  lines: string[],
+  lines: string[] | Buffer,
   maxTasks = 500,
   retry?: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number },
   timeoutMs?: number,
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'enrich-'));
-  await writeFile(join(dir, 'in.ndjson'), `${lines.join('\n')}\n`);
+  // A Buffer is the input file's exact bytes.
+  await writeFile(join(dir, 'in.ndjson'), Buffer.isBuffer(lines) ? lines : `${lines.join('\n')}\n`);
   const config = loadConfig({
     env: {},
     overrides: {
@@ -292,5 +293,28 @@ describe('the pipeline, per partner', () => {
       'MAPPING_NO_NAME_OR_IDENTIFIER',
     ]);
     expect(deadLetters[0]?.value).toBe('not json');
+  });
+
+  it('regression: invalid UTF-8 in a line was read as U+FFFD and looked up (the original bytes lost), not dead-lettered DECODE_INVALID_UTF8', async () => {
+    const partner = partnerOf(organization(62), 'LATIN1', 'ERP', 1);
+    // The name as a Latin-1 file has it: 0xfc, a byte no UTF-8 text holds alone.
+    const latin1 = Buffer.from(line({ ...partner, names: ['Müller Bau'] }), 'latin1');
+    const good = partnerOf(organization(63), 'AFTER', 'ERP', 1);
+    const { matches, deadLetters } = await enrich(
+      sandbox,
+      Buffer.concat([latin1, Buffer.from(`\n${line(good)}`)]),
+    );
+
+    expect(matches.map((m) => m['partnerId'])).toEqual(['AFTER']);
+    expect(deadLetters).toHaveLength(1);
+    const letter = deadLetters[0] as {
+      value: string;
+      valueEncoding: string;
+      headers: Record<string, string>;
+    };
+    expect(letter.headers['pe.error.code']).toBe('DECODE_INVALID_UTF8');
+    // The dead letter keeps the bytes as they were.
+    expect(letter.valueEncoding).toBe('base64');
+    expect(Buffer.from(letter.value, 'base64').equals(latin1)).toBe(true);
   });
 });
