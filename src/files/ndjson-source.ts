@@ -10,6 +10,11 @@ import { fileError } from './errors.ts';
 
 const LF = 0x0a;
 const CR = 0x0d;
+/**
+ * UTF-8's byte order mark, which Notepad and PowerShell write at the start of a UTF-8 file:
+ * no part of the first record (JSON.parse refuses it, the record was dead-lettered NOT_JSON).
+ */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 /**
  * The file's lines as they are in it, bytes and not text: a line decoded to a string would
@@ -17,15 +22,20 @@ const CR = 0x0d;
  * with characters nobody wrote; as bytes it reaches the decoder, which dead-letters it
  * DECODE_INVALID_UTF8 with its bytes. Lines end as readline ends them (LF, CRLF or a lone
  * CR), so that a line's number, its offset, stays what it was. Numbered from 1; streamed, so a
- * file of any size is read in constant memory beside its longest line.
+ * file of any size is read in constant memory beside its longest line. A byte order mark at
+ * the start of the file is skipped.
  */
 async function* fileLines(path: string): AsyncGenerator<{ number: number; bytes: Buffer }> {
   let number = 0;
   let pending: Buffer[] = [];
   /** The last line ended with a CR: an LF right after it ends nothing more. */
   let afterCr = false;
+  let first = true;
   for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
     let start = 0;
+    // The first chunk is the whole file or 64 KiB: a byte order mark is whole in it.
+    if (first && chunk.subarray(0, BOM.length).equals(BOM)) start = BOM.length;
+    first = false;
     if (afterCr && chunk[0] === LF) start = 1;
     afterCr = false;
     for (let end = start; end < chunk.length; end += 1) {

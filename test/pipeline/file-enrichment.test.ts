@@ -295,6 +295,20 @@ describe('the pipeline, per partner', () => {
     expect(deadLetters[0]?.value).toBe('not json');
   });
 
+  it('regression: a UTF-8 byte order mark before the first line dead-lettered that record as DECODE_NOT_JSON', async () => {
+    const partners = [60, 61].map((i) => partnerOf(organization(i), `BOM-${i}`, 'ERP', 1));
+    // As Notepad or PowerShell save a UTF-8 file, with CRLF line ends.
+    const bytes = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(`${partners.map(line).join('\r\n')}\r\n`),
+    ]);
+    const { matches, deadLetters, summary } = await enrich(sandbox, bytes);
+
+    expect(deadLetters).toEqual([]);
+    expect(matches.map((m) => m['partnerId'])).toEqual(['BOM-60', 'BOM-61']);
+    expect(summary.recordsIn).toBe(2);
+  });
+
   it('regression: invalid UTF-8 in a line was read as U+FFFD and looked up (the original bytes lost), not dead-lettered DECODE_INVALID_UTF8', async () => {
     const partner = partnerOf(organization(62), 'LATIN1', 'ERP', 1);
     // The name as a Latin-1 file has it: 0xfc, a byte no UTF-8 text holds alone.
