@@ -11,7 +11,7 @@ import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
 import { BulkRunner } from '../bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
 import { isPemText, type Config } from '../config/index.ts';
-import { NdjsonSink } from '../files/ndjson-sink.ts';
+import { checkInputNotOutput, NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
 import { registerTopicEncoder, registryEndpoint } from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
@@ -305,13 +305,16 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
   const decoder = mapping ? mapping.decoder : jsonPartnerDecoder();
   const ledger = new BulkLedger(memoryLedgerStore());
-  // Made first: an output directory that cannot be is reported as such, not by the state's removal.
-  const sink = await NdjsonSink.create(config.files.outputDir);
   // Each run starts afresh, as its output files do; the state lives beside them.
   const stateDir = join(config.files.outputDir, 'state');
+  const input = inputFile(config.files);
+  // Before anything is truncated or removed: the input may be a file of the output directory.
+  await checkInputNotOutput(input, config.files.outputDir, [stateDir]);
+  // Made first: an output directory that cannot be is reported as such, not by the state's removal.
+  const sink = await NdjsonSink.create(config.files.outputDir);
   await rm(stateDir, { recursive: true, force: true });
   const ends: Ends = {
-    source: new NdjsonSource(inputFile(config.files)),
+    source: new NdjsonSource(input),
     sink,
     decoder,
     ledger,

@@ -5,6 +5,8 @@ export const FILES_ERROR_CODES = [
   'FILE_INPUT_UNREADABLE',
   /** The output directory or a file in it cannot be created or written. details: path, systemCode. */
   'FILE_OUTPUT_UNWRITABLE',
+  /** The NDJSON input is a file the run replaces or removes in the output directory. details: path, output. */
+  'FILE_INPUT_IS_OUTPUT',
 ] as const;
 
 export type FilesErrorCode = (typeof FILES_ERROR_CODES)[number];

@@ -1,10 +1,10 @@
 // Outputs as NDJSON files in one folder: matches.ndjson, events.ndjson,
 // storage.ndjson and dead-letters.ndjson. A write counts as done once the operating
 // system has it; a tombstone is written as `{"partnerId": "...", "deleted": true}`.
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { join, relative, isAbsolute } from 'node:path';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
-import { fileError } from './errors.ts';
+import { fileError, FilesError } from './errors.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 
 export const OUTPUT_FILES: Record<OutputName, string> = {
@@ -13,6 +13,38 @@ export const OUTPUT_FILES: Record<OutputName, string> = {
   storage: 'storage.ndjson',
   deadLetters: 'dead-letters.ndjson',
 };
+
+/**
+ * FILE_INPUT_IS_OUTPUT when `input` is one of the files a run in `dir` truncates (its outputs)
+ * or under a folder it removes (`cleared`, the state): a previous run's dead-letters.ndjson
+ * given back as the input was emptied before a line of it was read, and the run ended with
+ * exit 0, nothing read, the records gone. Compared as the files they are (device and inode,
+ * real paths), not by name: a relative path, a link or a hard link is the same file. An input
+ * that does not exist is no output; reading it reports it.
+ */
+export async function checkInputNotOutput(input: string, dir: string, cleared: string[]): Promise<void> {
+  const file = await stat(input).catch(() => undefined);
+  if (!file) return;
+  const refuse = (output: string) =>
+    new FilesError(
+      'FILE_INPUT_IS_OUTPUT',
+      `input file ${input} is in the output directory ${dir} (${output}), which the run replaces: ` +
+        'copy it elsewhere or choose another output directory',
+      { details: { path: input, output } },
+    );
+  for (const name of Object.values(OUTPUT_FILES)) {
+    const output = join(dir, name);
+    const existing = await stat(output).catch(() => undefined);
+    if (existing && existing.dev === file.dev && existing.ino === file.ino) throw refuse(output);
+  }
+  const real = await realpath(input);
+  for (const folder of cleared) {
+    const realFolder = await realpath(folder).catch(() => undefined);
+    if (realFolder === undefined) continue;
+    const inside = relative(realFolder, real);
+    if (!inside.startsWith('..') && !isAbsolute(inside)) throw refuse(folder);
+  }
+}
 
 const asText = (value: string | Buffer | null): string | null =>
   value === null ? null : Buffer.isBuffer(value) ? value.toString('utf8') : value;

@@ -1,11 +1,11 @@
 // The command line without Kafka: help texts, configuration check, and the embedded
 // default (`demo`, what `npm start` runs) on a small input.
 import { once } from 'node:events';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SANDBOX_DEFAULTS, startSandbox } from '../../src/sandbox/index.ts';
 import { runCli, startCli } from '../support/cli.ts';
@@ -170,6 +170,34 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       ),
     );
   });
+
+  it.each([['dead-letters.ndjson'], ['state/records.ndjson']])(
+    'regression: demo given a file of its output directory (%s) as input destroyed it before reading it',
+    async (name) => {
+      const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+      const outputDir = join(dir, 'out');
+      const input = join(outputDir, name);
+      // A previous run's output, given back as the input of the next.
+      const text = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 5).join('\n');
+      await mkdir(dirname(input), { recursive: true });
+      await writeFile(input, text);
+      const { code, stderr } = await runCli([
+        'demo',
+        '--no-progress',
+        '--orgs',
+        '100',
+        '--input',
+        input,
+        '--output-dir',
+        outputDir,
+      ]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(
+        new RegExp(`^partner-enrich: FILE_INPUT_IS_OUTPUT: input file ${input} is in the output directory`),
+      );
+      expect(await readFile(input, 'utf8')).toBe(text);
+    },
+  );
 
   it('regression: demo started outside the repository did not find its default input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
