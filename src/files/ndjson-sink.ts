@@ -106,8 +106,15 @@ export class NdjsonSink implements OutputSink {
     await Promise.all(
       [...byOutput].map(([output, lines]) => {
         const file = this.#files.get(output) as Promise<FileHandle>;
+        const path = join(this.#dir, OUTPUT_FILES[output]);
         const tail = (this.#tails.get(output) ?? Promise.resolve()).then(async () => {
-          await (await file).write(`${lines.join('\n')}\n`);
+          try {
+            await (await file).write(`${lines.join('\n')}\n`);
+          } catch (error) {
+            // The system's refusal (ENOSPC, EIO...) with the file's name and the product's code:
+            // bare, it ended the demo as an unexpected failure with a stack.
+            throw fileError('FILE_OUTPUT_UNWRITABLE', 'output file', path, error);
+          }
         });
         this.#tails.set(output, tail);
         return tail;
@@ -116,7 +123,9 @@ export class NdjsonSink implements OutputSink {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.#tails.values());
+    // A failed write was reported to its sender (the pipeline fails on it): closing waits for
+    // the writes to end, it does not report that failure again in place of the pipeline's.
+    await Promise.allSettled(this.#tails.values());
     await Promise.all([...this.#files.values()].map(async (file) => (await file).close()));
   }
 

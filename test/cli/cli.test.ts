@@ -1,7 +1,7 @@
 // The command line without Kafka: help texts, configuration check, and the embedded
 // default (`demo`, what `npm start` runs) on a small input.
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -198,6 +198,36 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       expect(await readFile(input, 'utf8')).toBe(text);
     },
   );
+
+  it('regression: demo on a full disk ended as an unexpected failure with a stack (exit 1), not a line with its code', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    const input = join(dir, 'in.ndjson');
+    await writeFile(
+      input,
+      (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 5).join('\n'),
+    );
+    const outputDir = join(dir, 'out');
+    await mkdir(outputDir);
+    // Every write to /dev/full fails as on a full disk (ENOSPC).
+    await symlink('/dev/full', join(outputDir, 'matches.ndjson'));
+    const { code, stderr } = await runCli([
+      'demo',
+      '--no-progress',
+      '--orgs',
+      '100',
+      '--input',
+      input,
+      '--output-dir',
+      outputDir,
+    ]);
+    expect(code, stderr).toBe(2);
+    expect(stderr).toMatch(
+      new RegExp(
+        `^partner-enrich: PIPELINE_OUTPUT_FAILED: outputs could not be written: output file ${outputDir}/matches.ndjson cannot be used: ENOSPC`,
+      ),
+    );
+    expect(stderr).not.toContain('unexpected failure');
+  });
 
   it('regression: demo started outside the repository did not find its default input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
