@@ -37,7 +37,9 @@ export async function checkInputNotOutput(input: string, dir: string, cleared: s
     const existing = await stat(output).catch(() => undefined);
     if (existing && existing.dev === file.dev && existing.ino === file.ino) throw refuse(output);
   }
-  const real = await realpath(input);
+  // No real path (/dev/stdin of a pipe, `pipe:[...]`): nothing in a folder to be removed.
+  const real = await realpath(input).catch(() => undefined);
+  if (real === undefined) return;
   for (const folder of cleared) {
     const realFolder = await realpath(folder).catch(() => undefined);
     if (realFolder === undefined) continue;

@@ -3,6 +3,7 @@
 // is a tombstone, as a null value is on Kafka.
 import { isUtf8 } from 'node:buffer';
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
@@ -82,10 +83,18 @@ function tombstoneKey(bytes: Buffer): string | undefined {
   }
 }
 
-/** Records (non-blank lines) in the file: FILE_INPUT_UNREADABLE when it cannot be read. */
-export async function countRecords(path: string): Promise<number> {
+/**
+ * Records (non-blank lines) in the file, undefined when it is no regular file (a named pipe,
+ * /dev/stdin): its lines can be read once only, and counting them first used them up (the
+ * source then read none, or waited for good for a writer). FILE_INPUT_UNREADABLE when it
+ * cannot be read.
+ */
+export async function countRecords(path: string): Promise<number | undefined> {
   let count = 0;
   try {
+    const file = await stat(path);
+    // A directory is read, to fail as one (EISDIR).
+    if (!file.isFile() && !file.isDirectory()) return undefined;
     // Streamed as the source reads it: a file too large for one string is counted too.
     for await (const { bytes } of fileLines(path)) if (!isBlank(bytes)) count += 1;
   } catch (error) {

@@ -1,5 +1,6 @@
 // The command line without Kafka: help texts, configuration check, and the embedded
 // default (`demo`, what `npm start` runs) on a small input.
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -227,6 +228,37 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       ),
     );
     expect(stderr).not.toContain('unexpected failure');
+  });
+
+  it('regression: demo reading a named pipe used up its records counting them, then waited for more for good', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 20);
+    const fifo = join(dir, 'in.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const child = startCli(
+      ['demo', '--no-progress', '--orgs', '2000', '--input', fifo, '--output-dir', join(dir, 'out')],
+      {},
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    try {
+      // Written once, as a producer piping into it does: opening waits for the demo to read.
+      await writeFile(fifo, `${lines.join('\n')}\n`);
+      const outcome = await Promise.race([
+        exited,
+        new Promise<'alive'>((resolve) => setTimeout(() => resolve('alive'), 30_000).unref()),
+      ]);
+      expect(outcome, stderr).toBe(0);
+      expect(stdout).toMatch(/│ records read\s+│\s+20 │/);
+      const written = async (name: string) =>
+        (await readFile(join(dir, 'out', name), 'utf8')).split('\n').filter(Boolean).length;
+      expect((await written('matches.ndjson')) + (await written('dead-letters.ndjson'))).toBe(20);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('regression: demo started outside the repository did not find its default input', async () => {

@@ -62,16 +62,17 @@ export function registerDemo(program: Command): void {
               cliProgress.Presets.shades_classic,
             )
           : undefined;
-        bar?.start(total, 0, { rate: 0 });
-        const ticker = setInterval(
-          () =>
-            bar?.update(summary.finished, { rate: Math.round(summary.finished / summary.elapsedSeconds()) }),
-          200,
-        );
+        // A pipe's records are not counted ahead (total undefined): the bar's total follows the records read.
+        bar?.start(total ?? 0, 0, { rate: 0 });
+        const ticker = setInterval(() => {
+          if (total === undefined) bar?.setTotal(summary.recordsIn);
+          bar?.update(summary.finished, { rate: Math.round(summary.finished / summary.elapsedSeconds()) });
+        }, 200);
         await enrichment.pipeline.start();
         await enrichment.source.drained;
         await enrichment.pipeline.idle();
         clearInterval(ticker);
+        if (total === undefined) bar?.setTotal(summary.recordsIn);
         bar?.update(summary.finished, { rate: Math.round(summary.finished / summary.elapsedSeconds()) });
         bar?.stop();
         await enrichment.stop(config.shutdown.graceMs);
