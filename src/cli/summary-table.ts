@@ -16,6 +16,7 @@ export function summaryTable(summary: RunSummary, where: { input: string; output
     row('maybe match', outcome('MAYBE_MATCH')),
     row('no match', outcome('NO_MATCH')),
     row('failed lookups', outcome('FAILED')),
+    row('deleted (tombstones)', outcome('DELETED')),
     row('reused without lookup (unchanged)', summary.reused),
     row('dead letters', summary.deadLettered),
     ...[...summary.deadLetters]

@@ -10,7 +10,14 @@ export const METRIC_PREFIX = 'partner_enrich_';
 export const RECORD_SOURCES = ['kafka', 'file'] as const;
 export type RecordSource = (typeof RECORD_SOURCES)[number];
 
-export const RECORD_OUTCOMES = ['MATCH', 'MAYBE_MATCH', 'NO_MATCH', 'FAILED', 'SKIPPED_UNCHANGED'] as const;
+export const RECORD_OUTCOMES = [
+  'MATCH',
+  'MAYBE_MATCH',
+  'NO_MATCH',
+  'FAILED',
+  'SKIPPED_UNCHANGED',
+  'DELETED',
+] as const;
 export type RecordOutcome = (typeof RECORD_OUTCOMES)[number];
 
 export const INTAKE_PAUSE_REASONS = ['quota', 'backpressure', 'schema-registry', 'restoring'] as const;

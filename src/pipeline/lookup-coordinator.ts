@@ -240,6 +240,9 @@ export class LookupCoordinator {
         const input = (work.records[0] as PartnerWork['records'][number]).input;
         return this.#write(work, [deadLetter(input, 'mapping', error, 1, context.now())]);
       }
+      // A delete is an outcome of its own: left uncounted, the records read outnumbered the
+      // records written by the tombstones (the demo's summary rows did not add up).
+      for (const _ of work.records) observer.recordOut?.('DELETED', false);
       return this.#write(work, deleteOutputs(work, previous, context), () =>
         state.delete(partition, work.partnerId),
       );

@@ -176,6 +176,18 @@ describe('the pipeline, per partner', () => {
     expect(matches.at(-1)).toEqual({ partnerId: 'C', deleted: true });
   });
 
+  it('regression: a tombstone was counted in no outcome, so the records read outnumbered those finished (the summary rows did not add up)', async () => {
+    const partner = partnerOf(organization(4), 'D', 'ERP', 1);
+    const { summary } = await enrich(sandbox, [
+      line(partner),
+      JSON.stringify({ partnerId: 'D', deleted: true }),
+    ]);
+
+    expect(summary.recordsIn).toBe(2);
+    expect(summary.outcomes.get('DELETED')).toBe(1);
+    expect(summary.finished).toBe(summary.recordsIn);
+  });
+
   it('regression: a tombstone for a partner never seen is dead-lettered (it emitted BusinessPartnerDeleted with svcId null)', async () => {
     const { events, deadLetters, matches } = await enrich(sandbox, [
       JSON.stringify({ partnerId: 'NEVER-SEEN', deleted: true }),
