@@ -261,6 +261,35 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     }
   });
 
+  it('regression: Ctrl-C during demo ended it at once with exit 130 and no word that its outputs are partial', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    const out = join(dir, 'out');
+    // No grace: the records in flight are left unfinished, as a stop that runs out of it leaves them.
+    const child = startCli(['demo', '--no-progress', '--orgs', '2000', '--output-dir', out], {
+      PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '0',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal }));
+    const written = async (name: string) =>
+      (await readFile(join(out, name), 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    try {
+      // Interrupted once the first results are out, well before the 3,005 records are done.
+      while ((await written('matches.ndjson')) === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      child.kill('SIGINT');
+      expect(await exited, stderr).toEqual({ code: 130, signal: null });
+      expect(stderr).toContain(`partner-enrich: stopped by SIGINT: the outputs in ${out}/ are partial`);
+      const records = (await written('matches.ndjson')) + (await written('dead-letters.ndjson'));
+      expect(records).toBeGreaterThan(0);
+      expect(records).toBeLessThan(3005);
+      expect(stdout).toMatch(/│ records read\s+│/);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
   it('regression: demo started outside the repository did not find its default input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const { code, stdout, stderr } = await runCli(['demo', '--no-progress', '--orgs', '2000'], {}, dir);

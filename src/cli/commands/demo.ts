@@ -31,6 +31,13 @@ export function registerDemo(program: Command): void {
     .option('--seed <n>', 'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)', '42')
     .option('--no-progress', 'no progress bar')
     .action(async (options: DemoOptions, command: Command) => {
+      // Ctrl-C or SIGTERM: the records in flight are finished (within shutdown.graceMs) and the
+      // partial outputs said to be partial. A second signal ends the process at once (Node's
+      // default, the handlers being gone).
+      const interrupted = Promise.withResolvers<NodeJS.Signals>();
+      const onSignal = (signal: NodeJS.Signals) => interrupted.resolve(signal);
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
       // Imported here, not at the top: main.ts registers every command, and `run` must not load the sandbox.
       const { startSandbox } = await import('../../sandbox/index.ts');
       const apiKey = randomBytes(16).toString('hex');
@@ -62,24 +69,47 @@ export function registerDemo(program: Command): void {
               cliProgress.Presets.shades_classic,
             )
           : undefined;
-        // A pipe's records are not counted ahead (total undefined): the bar's total follows the records read.
-        bar?.start(total ?? 0, 0, { rate: 0 });
-        const ticker = setInterval(() => {
+        const showProgress = () => {
+          // A pipe's records are not counted ahead (total undefined): the bar's total follows the records read.
           if (total === undefined) bar?.setTotal(summary.recordsIn);
           bar?.update(summary.finished, { rate: Math.round(summary.finished / summary.elapsedSeconds()) });
-        }, 200);
-        await enrichment.pipeline.start();
-        await enrichment.source.drained;
-        await enrichment.pipeline.idle();
-        clearInterval(ticker);
-        if (total === undefined) bar?.setTotal(summary.recordsIn);
-        bar?.update(summary.finished, { rate: Math.round(summary.finished / summary.elapsedSeconds()) });
-        bar?.stop();
-        await enrichment.stop(config.shutdown.graceMs);
+        };
+        bar?.start(total ?? 0, 0, { rate: 0 });
+        const ticker = setInterval(showProgress, 200);
+        let signal: NodeJS.Signals | undefined;
+        try {
+          await enrichment.pipeline.start();
+          // Whichever comes first: the file done, a failure (which leaves the pipeline never idle:
+          // the process printed the error and hung), or a signal. What comes later is let go.
+          const ended = Promise.withResolvers<NodeJS.Signals | undefined>();
+          void (async () => {
+            await enrichment.source.drained;
+            await enrichment.pipeline.idle();
+          })().then(() => ended.resolve(undefined), ended.reject);
+          void enrichment.pipeline.failed.then(() => ended.resolve(undefined));
+          void interrupted.promise.then(ended.resolve);
+          signal = await ended.promise;
+        } finally {
+          clearInterval(ticker);
+          showProgress();
+          bar?.stop();
+          await enrichment.stop(config.shutdown.graceMs);
+        }
         if (enrichment.pipeline.failure) throw enrichment.pipeline.failure;
         console.log(summaryTable(summary, { input, outputDir: config.files.outputDir }));
+        if (signal) {
+          // Records still in flight when the grace ran out have no output: a run again does them.
+          const complete = total !== undefined && summary.finished >= total;
+          console.error(
+            `partner-enrich: stopped by ${signal}: the outputs in ${config.files.outputDir}/ ` +
+              (complete ? 'are complete' : 'are partial; run again for the records not in them'),
+          );
+          process.exitCode = 128 + (signal === 'SIGINT' ? 2 : 15);
+        }
       } finally {
         await sandbox.close();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
       }
     });
 }
