@@ -18,12 +18,43 @@ export interface TopicLayout {
 
 const COMPACTED = [{ name: 'cleanup.policy', value: 'compact' }];
 
+export interface CreatedTopics {
+  /** The topics that were missing and are now created. */
+  created: string[];
+  /**
+   * Lines for the operator about created topics whose partition count was taken from an
+   * existing topic instead of `topics.partitions`.
+   */
+  notes: string[];
+}
+
 export async function createPipelineTopics(
   admin: Admin,
   names: TopicNames,
   layout: TopicLayout,
-): Promise<string[]> {
+): Promise<CreatedTopics> {
   const existing = new Set(await admin.listTopics());
+  const missing = (topic: string) => !existing.has(topic);
+  // Input partition N's partner state lives in storage partition N, and `run` refuses to
+  // start (STATE_NOT_COPARTITIONED) when the two counts differ: a storage or input topic
+  // created beside the other one, which exists already (made by hand, or by the producers'
+  // tooling with its own count), takes that topic's count, not topics.partitions.
+  const partitions = new Map<string, number>();
+  const notes: string[] = [];
+  const pair = [
+    { topic: names.input, role: 'input', other: names.storage, otherRole: 'storage' },
+    { topic: names.storage, role: 'storage', other: names.input, otherRole: 'input' },
+  ];
+  for (const { topic, other, otherRole } of pair) {
+    if (!missing(topic) || missing(other)) continue;
+    const count = await partitionCount(admin, other);
+    if (count === 0) continue; // no metadata yet: nothing to match
+    partitions.set(topic, count);
+    if (count !== layout.partitions)
+      notes.push(
+        `${topic}: ${count} partitions, as ${otherRole} topic ${other} has (not topics.partitions ${layout.partitions})`,
+      );
+  }
   const wanted = [
     { topic: names.input, configEntries: [] },
     { topic: names.matches, configEntries: [] },
@@ -31,17 +62,22 @@ export async function createPipelineTopics(
     { topic: names.storage, configEntries: COMPACTED },
     { topic: names.deadLetters, configEntries: [] },
     { topic: names.state, configEntries: COMPACTED },
-  ].filter((t) => !existing.has(t.topic));
-  if (wanted.length === 0) return [];
+  ].filter((t) => missing(t.topic));
+  if (wanted.length === 0) return { created: [], notes };
   await createTopicsWithLeaders(
     admin,
     wanted.map((t) => ({
       ...t,
-      numPartitions: layout.partitions,
+      numPartitions: partitions.get(t.topic) ?? layout.partitions,
       replicationFactor: layout.replicationFactor,
     })),
   );
-  return wanted.map((t) => t.topic);
+  return { created: wanted.map((t) => t.topic), notes };
+}
+
+async function partitionCount(admin: Admin, topic: string): Promise<number> {
+  const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+  return topics.find((t) => t.name === topic)?.partitions.length ?? 0;
 }
 
 /** Creates the topics and resolves once every partition has a leader (see waitForLeaders). */

@@ -2,6 +2,7 @@
 // environment variables, against the test broker and registry and a sandbox.
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
@@ -15,7 +16,7 @@ import {
   readAll,
   testTopics,
 } from '../support/enrichment.ts';
-import { eventually, kafkaClient, uniqueName } from '../support/kafka.ts';
+import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
 describe('partner-enrich CLI against Kafka', () => {
@@ -129,5 +130,59 @@ describe('partner-enrich CLI against Kafka', () => {
     expect(replayed?.headers?.['pe.replayed-from']?.toString()).toMatch(
       new RegExp(`^${topics.deadLetters}:`),
     );
+  });
+});
+
+// `topics create` on a broker where some of the pipeline's topics exist already, or that
+// refuses one: what an operator meets when the topics were made by hand or by another tool.
+describe('partner-enrich topics create beside existing topics', () => {
+  const kafka = kafkaClient();
+  const made: Config['topics'][] = [];
+  const fresh = (): { topics: Config['topics']; env: NodeJS.ProcessEnv } => {
+    const topics = testTopics('topics-create');
+    made.push(topics);
+    return { topics, env: cliEnv('http://127.0.0.1:1', topics, uniqueName('topics-create')) };
+  };
+  afterAll(async () => {
+    for (const topics of made) await dropTopics(kafka, topics);
+  });
+
+  /** Partition count and cleanup.policy of each topic, as the broker has them. */
+  const layout = async (names: string[]): Promise<Record<string, string>> => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: names });
+      const { resources } = await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: names.map((name) => ({ type: 2, name, configNames: ['cleanup.policy'] })),
+      });
+      const policy = (name: string) =>
+        resources.find((r) => r.resourceName === name)?.configEntries[0]?.configValue;
+      return Object.fromEntries(
+        topics.map((t) => [t.name, `${t.partitions.length} ${policy(t.name) ?? '?'}`]),
+      );
+    } finally {
+      await admin.disconnect();
+    }
+  };
+
+  it('regression: topics create gave a missing storage topic topics.partitions instead of the existing input topic’s count (run then refused STATE_NOT_COPARTITIONED)', async () => {
+    const { topics, env } = fresh();
+    const { cleanup } = await withTopics(kafka, [{ topic: topics.input, numPartitions: 5 }]);
+    try {
+      const result = await runCli(['topics', 'create'], env); // topics.partitions is 2 in env
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`created: ${topics.matches}`);
+      expect(result.stdout).toContain(`${topics.storage}: 5 partitions, as input topic ${topics.input}`);
+      expect(await layout([topics.input, topics.storage, topics.state, topics.matches])).toEqual({
+        [topics.input]: '5 delete',
+        [topics.storage]: '5 compact',
+        [topics.state]: '2 compact',
+        [topics.matches]: '2 delete',
+      });
+    } finally {
+      await cleanup();
+    }
   });
 });

@@ -10,15 +10,18 @@ export function registerTopicsCreate(program: Command): void {
   topics
     .command('create')
     .description(
-      'create the input, output, storage (compacted), dead-letter and state (compacted) topics that are missing',
+      'create the input, output, storage (compacted), dead-letter and state (compacted) topics that are missing, ' +
+        'with topics.partitions partitions; a storage or input topic created beside the other one, which exists, ' +
+        'takes its partition count (the pipeline needs both equal)',
     )
     .action(async (_options, command: Command) => {
       const config = commandConfig(command, {}, true);
       const admin = (await reachableKafka(config.kafka)).admin();
       await admin.connect();
       try {
-        const created = await createPipelineTopics(admin, config.topics, config.topics);
+        const { created, notes } = await createPipelineTopics(admin, config.topics, config.topics);
         console.log(created.length === 0 ? 'all topics exist' : `created: ${created.join(', ')}`);
+        for (const note of notes) console.log(note);
       } finally {
         await admin.disconnect();
       }

@@ -89,7 +89,9 @@ export const topicsSection = z
     storage: topicName.default('partners.storage').describe('Compacted partner storage.'),
     deadLetters: topicName.default('partners.dlq').describe('Records that could not be enriched.'),
     state: topicName.default('partner-enrich.state').describe('Pipeline state (compacted).'),
-    partitions: positiveInt(6).describe('Partitions of the topics the pipeline creates.'),
+    partitions: positiveInt(6).describe(
+      'Partitions of the topics the pipeline creates; a storage or input topic created beside the other one, which exists, takes its count.',
+    ),
     replicationFactor: positiveInt(1).describe('Replication factor of the topics the pipeline creates.'),
   })
   .superRefine((topics, ctx) => {
