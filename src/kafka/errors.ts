@@ -56,6 +56,12 @@ export const KAFKA_ERROR_CODES = [
    * was written. `partner-enrich topics create` creates the pipeline's topics. details: topic.
    */
   'TOPIC_MISSING',
+  /**
+   * `topics create`: an existing topic does not fit the pipeline (the storage topic's partition
+   * count differs from the input's; the storage or state topic is not compacted). Nothing was
+   * created or changed. details: problems.
+   */
+  'TOPIC_MISCONFIGURED',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];

@@ -1,6 +1,8 @@
 // Creates the pipeline's topics if they are missing: storage and internal state are
 // compacted (latest value per key); the others keep a retention window.
-import type { Admin, ITopicConfig } from 'kafkajs';
+// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
+import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
+import { KafkaError } from './errors.ts';
 
 export interface TopicNames {
   input: string;
@@ -35,6 +37,7 @@ export async function createPipelineTopics(
 ): Promise<CreatedTopics> {
   const existing = new Set(await admin.listTopics());
   const missing = (topic: string) => !existing.has(topic);
+  await assertExistingTopicsFit(admin, names, existing);
   // Input partition N's partner state lives in storage partition N, and `run` refuses to
   // start (STATE_NOT_COPARTITIONED) when the two counts differ: a storage or input topic
   // created beside the other one, which exists already (made by hand, or by the producers'
@@ -73,6 +76,64 @@ export async function createPipelineTopics(
     })),
   );
   return { created: wanted.map((t) => t.topic), notes };
+}
+
+/**
+ * The existing topics that the pipeline needs in a given shape: the storage topic with as
+ * many partitions as the input (`run` refuses to start otherwise), the storage and state
+ * topics compacted (their latest value per key is the partner state, the bulk ledger and the
+ * rerun jobs; deleted by retention, they are lost). topics create must not report success
+ * over them; it does not change them either (a cleanup policy or partition count is the
+ * operator's call, and partitions cannot be taken away), so it refuses before creating anything.
+ */
+async function assertExistingTopicsFit(
+  admin: Admin,
+  names: TopicNames,
+  existing: Set<string>,
+): Promise<void> {
+  const problems: string[] = [];
+  if (existing.has(names.input) && existing.has(names.storage)) {
+    const [input, storage] = [
+      await partitionCount(admin, names.input),
+      await partitionCount(admin, names.storage),
+    ];
+    if (input !== storage)
+      problems.push(
+        `storage topic ${names.storage} has ${storage} partitions and input topic ${names.input} has ${input} ` +
+          '(the partner state of input partition N is kept in storage partition N)',
+      );
+  }
+  const compacted = [
+    { role: 'storage', topic: names.storage },
+    { role: 'state', topic: names.state },
+  ].filter((t) => existing.has(t.topic));
+  if (compacted.length > 0) {
+    const { resources } = await admin.describeConfigs({
+      includeSynonyms: false,
+      resources: compacted.map(({ topic }) => ({
+        type: kafkajs.ConfigResourceTypes.TOPIC,
+        name: topic,
+        configNames: ['cleanup.policy'],
+      })),
+    });
+    for (const { role, topic } of compacted) {
+      const policy = resources
+        .find((r) => r.resourceName === topic)
+        ?.configEntries.find((e) => e.configName === 'cleanup.policy')?.configValue;
+      // Kafka's default policy is delete; "compact,delete" compacts too (and also deletes by
+      // retention, which the operator chose on purpose).
+      const policies = (policy ?? 'delete').split(',').map((p) => p.trim());
+      if (!policies.includes('compact'))
+        problems.push(`${role} topic ${topic} is not compacted (cleanup.policy ${policy ?? 'delete'})`);
+    }
+  }
+  if (problems.length === 0) return;
+  throw new KafkaError(
+    'TOPIC_MISCONFIGURED',
+    `existing topics do not fit the pipeline: ${problems.join('; ')}; nothing was created. ` +
+      'Fix or recreate these topics, then run topics create again',
+    { details: { problems } },
+  );
 }
 
 async function partitionCount(admin: Admin, topic: string): Promise<number> {

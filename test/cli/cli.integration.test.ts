@@ -185,4 +185,35 @@ describe('partner-enrich topics create beside existing topics', () => {
       await cleanup();
     }
   });
+
+  it('regression: topics create exited 0 (creating the rest, or saying "all topics exist") for a storage topic not co-partitioned with the input, and storage and state topics that are not compacted', async () => {
+    const { topics, env } = fresh();
+    const { cleanup } = await withTopics(kafka, [
+      { topic: topics.input, numPartitions: 2 },
+      { topic: topics.storage, numPartitions: 3 },
+      { topic: topics.state, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }] },
+    ]);
+    try {
+      const result = await runCli(['topics', 'create'], env);
+      expect(result.code, result.stdout).toBe(2);
+      expect(result.stderr).toMatch(/^partner-enrich: TOPIC_MISCONFIGURED: /m);
+      expect(result.stderr).toContain(
+        `storage topic ${topics.storage} has 3 partitions and input topic ${topics.input} has 2`,
+      );
+      expect(result.stderr).toContain(
+        `storage topic ${topics.storage} is not compacted (cleanup.policy delete)`,
+      );
+      expect(result.stderr).toContain(`state topic ${topics.state} is not compacted (cleanup.policy delete)`);
+      expect(result.stderr).toContain('nothing was created');
+      expect(result.stderr).not.toContain('unexpected failure');
+      // Nothing created: the operator fixes the topics first, then runs it again.
+      const admin = kafka.admin();
+      await admin.connect();
+      const existing = await admin.listTopics();
+      await admin.disconnect();
+      expect(existing).not.toContain(topics.matches);
+    } finally {
+      await cleanup();
+    }
+  });
 });

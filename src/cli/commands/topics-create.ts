@@ -12,7 +12,9 @@ export function registerTopicsCreate(program: Command): void {
     .description(
       'create the input, output, storage (compacted), dead-letter and state (compacted) topics that are missing, ' +
         'with topics.partitions partitions; a storage or input topic created beside the other one, which exists, ' +
-        'takes its partition count (the pipeline needs both equal)',
+        'takes its partition count (the pipeline needs both equal). Existing topics are checked, not changed: a storage ' +
+        'topic with another partition count than the input, or a storage or state topic not compacted, exits 2 ' +
+        '(TOPIC_MISCONFIGURED) before anything is created',
     )
     .action(async (_options, command: Command) => {
       const config = commandConfig(command, {}, true);
