@@ -62,6 +62,12 @@ export const KAFKA_ERROR_CODES = [
    * created or changed. details: problems.
    */
   'TOPIC_MISCONFIGURED',
+  /**
+   * `topics create`: the broker refused to create a topic (a replication factor above its
+   * broker count, a policy); the topics it did not refuse were created. details: refused
+   * ({ topic, reason }), created.
+   */
+  'TOPIC_CREATE_REFUSED',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];

@@ -67,14 +67,24 @@ export async function createPipelineTopics(
     { topic: names.state, configEntries: COMPACTED },
   ].filter((t) => missing(t.topic));
   if (wanted.length === 0) return { created: [], notes };
-  await createTopicsWithLeaders(
-    admin,
-    wanted.map((t) => ({
-      ...t,
-      numPartitions: partitions.get(t.topic) ?? layout.partitions,
-      replicationFactor: layout.replicationFactor,
-    })),
-  );
+  try {
+    await createTopicsWithLeaders(
+      admin,
+      wanted.map((t) => ({
+        ...t,
+        numPartitions: partitions.get(t.topic) ?? layout.partitions,
+        replicationFactor: layout.replicationFactor,
+      })),
+    );
+  } catch (error) {
+    throw (
+      refusedCreation(
+        error,
+        wanted.map((t) => t.topic),
+        layout,
+      ) ?? error
+    );
+  }
   return { created: wanted.map((t) => t.topic), notes };
 }
 
@@ -133,6 +143,48 @@ async function assertExistingTopicsFit(
     `existing topics do not fit the pipeline: ${problems.join('; ')}; nothing was created. ` +
       'Fix or recreate these topics, then run topics create again',
     { details: { problems } },
+  );
+}
+
+type TopicRefusal = { type?: unknown; message?: unknown; topic?: unknown };
+
+/**
+ * TOPIC_CREATE_REFUSED when the broker answered the creation with per-topic errors (a
+ * replication factor above the broker count, a policy, an invalid config): a refusal to
+ * report with the broker's reason, not a bug. The broker handles each topic on its own, so
+ * the topics it did not refuse were created. Undefined for any other failure.
+ */
+function refusedCreation(error: unknown, asked: string[], layout: TopicLayout): KafkaError | undefined {
+  const e = error as { name?: unknown; errors?: unknown } & TopicRefusal;
+  const errors: TopicRefusal[] =
+    e.name === 'KafkaJSAggregateError' && Array.isArray(e.errors) ? (e.errors as TopicRefusal[]) : [e];
+  // A topic made by someone else since the listing is there, as wanted.
+  const refusals = errors.filter(
+    (r) => typeof r.topic === 'string' && typeof r.type === 'string' && r.type !== 'TOPIC_ALREADY_EXISTS',
+  );
+  if (refusals.length === 0 || refusals.length !== errors.length) return undefined;
+  const reasonOf = new Map(
+    refusals.map((r) => [String(r.topic), `${String(r.message)} (${String(r.type)})`]),
+  );
+  const refused = asked.flatMap((topic) => {
+    const reason = reasonOf.get(topic);
+    return reason === undefined ? [] : [{ topic, reason }];
+  });
+  const created = asked.filter((topic) => !reasonOf.has(topic));
+  // One clause per reason, its topics in the order they were asked for: a replication factor
+  // the cluster cannot give refuses every topic for the same reason.
+  const byReason = Map.groupBy(refused, (r) => r.reason);
+  return new KafkaError(
+    'TOPIC_CREATE_REFUSED',
+    [...byReason]
+      .map(
+        ([reason, topics]) =>
+          `the broker refused to create ${topics.map((t) => t.topic).join(', ')}: ${reason}`,
+      )
+      .join('; ') +
+      ` (asked for topics.partitions ${layout.partitions}, topics.replicationFactor ${layout.replicationFactor}); ` +
+      (created.length === 0 ? 'nothing was created' : `created: ${created.join(', ')}`),
+    { cause: error, details: { refused, created } },
   );
 }
 

@@ -216,4 +216,28 @@ describe('partner-enrich topics create beside existing topics', () => {
       await cleanup();
     }
   });
+
+  it('regression: topics create ended as an unexpected failure with a stack (exit 1) when the broker refused a topic (replication factor above the broker count)', async () => {
+    const { topics, env } = fresh();
+    const result = await runCli(['topics', 'create'], {
+      ...env,
+      PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: '3',
+    });
+    expect(result.code, result.stderr).toBe(2);
+    const all = [
+      topics.input,
+      topics.matches,
+      topics.events,
+      topics.storage,
+      topics.deadLetters,
+      topics.state,
+    ];
+    expect(result.stderr.split('\n')).toContain(
+      `partner-enrich: TOPIC_CREATE_REFUSED: the broker refused to create ${all.join(', ')}: ` +
+        'Replication-factor is invalid (INVALID_REPLICATION_FACTOR) ' +
+        '(asked for topics.partitions 2, topics.replicationFactor 3); nothing was created',
+    );
+    expect(result.stderr).not.toContain('unexpected failure');
+    expect(result.stderr).not.toContain('    at ');
+  });
 });
