@@ -201,6 +201,12 @@ export class LookupCoordinator {
     (work.rerun ? this.#rerunBatcher : this.#batcher).add(work);
   }
 
+  /**
+   * Hands the outputs to the writer; `then` runs once they are durable, unless dead letters
+   * went out in their place (too large). What a record became is counted there: counted when
+   * handed over, a record whose outputs became dead letters was counted twice, and one left
+   * unwritten by a stop without grace counted as done.
+   */
   #write(
     work: PartnerWork,
     messages: Parameters<OutputWriter['write']>[0],
@@ -236,16 +242,17 @@ export class LookupCoordinator {
           'DELETE_UNKNOWN_PARTNER',
           `tombstone for partner ${work.partnerId}, which the storage does not know`,
         );
-        observer.deadLetter?.('mapping', error.code);
         const input = (work.records[0] as PartnerWork['records'][number]).input;
-        return this.#write(work, [deadLetter(input, 'mapping', error, 1, context.now())]);
+        return this.#write(work, [deadLetter(input, 'mapping', error, 1, context.now())], () =>
+          observer.deadLetter?.('mapping', error.code),
+        );
       }
       // A delete is an outcome of its own: left uncounted, the records read outnumbered the
       // records written by the tombstones (the demo's summary rows did not add up).
-      for (const _ of work.records) observer.recordOut?.('DELETED', false);
-      return this.#write(work, deleteOutputs(work, previous, context), () =>
-        state.delete(partition, work.partnerId),
-      );
+      return this.#write(work, deleteOutputs(work, previous, context), () => {
+        state.delete(partition, work.partnerId);
+        for (const _ of work.records) observer.recordOut?.('DELETED', false);
+      });
     }
     if (alreadyWritten(work, previous)) {
       observer.redelivered?.(work.records.length);
@@ -262,8 +269,9 @@ export class LookupCoordinator {
       previous.hash === work.hash &&
       previous.outcome !== 'FAILED'
     ) {
-      for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
-      return this.#write(work, reusedOutputs(work, previous, context));
+      return this.#write(work, reusedOutputs(work, previous, context), () => {
+        for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
+      });
     }
     this.#queue(work);
   }
@@ -540,8 +548,10 @@ export class LookupCoordinator {
     );
     const { rerun } = work;
     if (!rerun) {
-      for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
-      return this.#write(work, messages, () => state.set(partition, work.partnerId, stored));
+      return this.#write(work, messages, () => {
+        state.set(partition, work.partnerId, stored);
+        for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
+      });
     }
     const change = matchChange(rerun.previous, stored);
     const outcome: RerunOutcome = change
@@ -609,10 +619,11 @@ export class LookupCoordinator {
         reason,
       });
     }
-    for (const _ of work.records) {
-      this.#parts.observer.recordOut?.('FAILED', false);
-      this.#parts.observer.deadLetter?.('lookup', error.code);
-    }
-    this.#write(work, failedOutputs(work, error, this.#parts.context));
+    this.#write(work, failedOutputs(work, error, this.#parts.context), () => {
+      for (const _ of work.records) {
+        this.#parts.observer.recordOut?.('FAILED', false);
+        this.#parts.observer.deadLetter?.('lookup', error.code);
+      }
+    });
   }
 }

@@ -508,8 +508,10 @@ export class Pipeline {
 
   #reject(input: InputRecord, stage: FailureStage, error: PartnerEnrichError, epoch: number): void {
     if (!this.#ownership.owns(input.position, epoch)) return;
-    this.#observer.deadLetter?.(stage, error.code);
-    this.#writer.write([deadLetter(input, stage, error, 1, this.#context.now())], [input], () => {
+    this.#writer.write([deadLetter(input, stage, error, 1, this.#context.now())], [input], (written) => {
+      // Counted once durable, as the lookups' outcomes are (a dead letter too large for its
+      // topic goes out without its bytes, still written).
+      if (written) this.#observer.deadLetter?.(stage, error.code);
       if (this.#ownership.owns(input.position, epoch)) this.#finished([input]);
     });
   }

@@ -24,6 +24,7 @@ import type {
   SourceHandler,
 } from '../../src/pipeline/ports.ts';
 import type { InputRecord } from '../../src/pipeline/records.ts';
+import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { partnerOf } from '../../src/sandbox/upstream-partners.ts';
@@ -473,6 +474,20 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     await eventually(() => source.committedOffset(0) === 2, 20_000, 'the second copy finished');
     await enrichment.stop(1_000);
     expect(tasksPaid() - paidBefore).toBe(2);
+  });
+
+  it('regression: a record whose outputs were refused as too large was counted twice: its outcome and its dead letter', async () => {
+    const summary = new RunSummary();
+    const { enrichment, source, sink } = pipeline({ observer: summary });
+    sink.refuse = (message) => message.output === 'matches';
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    source.deliver(records(0, 0, 1));
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the record finished');
+    await enrichment.stop(1_000);
+    expect(Object.fromEntries(summary.outcomes)).toEqual({});
+    expect(Object.fromEntries(summary.deadLetters)).toEqual({ 'output/OUTPUT_TOO_LARGE': 1 });
+    expect(summary.finished).toBe(summary.recordsIn);
   });
 
   it('regression: a rerun that read a partner before a live update stored a newer version leaves that version alone (it looked up the older one and stored it back)', async () => {
