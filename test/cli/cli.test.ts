@@ -290,6 +290,12 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     }
   });
 
+  it('regression: rerun start --timeout without --wait was ignored without a word', async () => {
+    const { code, stderr } = await runCli(['rerun', 'start', '--timeout', '10']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('error: --timeout applies only with --wait');
+  });
+
   it('regression: demo started outside the repository did not find its default input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const { code, stdout, stderr } = await runCli(['demo', '--no-progress', '--orgs', '2000'], {}, dir);

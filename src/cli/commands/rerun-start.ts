@@ -189,6 +189,9 @@ export function registerRerunStart(rerun: Command): void {
     )
     .option('--json', 'print the job (with --wait, where it ended) as JSON')
     .action(async (flags: StartFlags, command: Command) => {
+      // Taken for a follow's bound, it was ignored without --wait: the command returned at once.
+      if (flags.timeout !== undefined && !flags.wait)
+        command.error('error: --timeout applies only with --wait');
       const config = commandConfig(command, {}, true);
       const job = rerunJob(flags, config, Date.now());
       await withRerunContext(config, async (context) => {
