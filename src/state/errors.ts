@@ -5,6 +5,9 @@ export const STATE_ERROR_CODES = [
    * At start: the storage topic (the partner state's changelog) has a different number of
    * partitions than the input topic; each input partition's state lives in the storage
    * partition of the same number. details: input, storage, inputPartitions, storagePartitions.
+   * While running: a partition of the input topic beyond the storage topic's was assigned (the
+   * input topic's partitions were increased); the pipeline stops before processing it.
+   * details: input, storage, partition, storagePartitions.
    */
   'STATE_NOT_COPARTITIONED',
   /** At start: another running process holds `state.dir`. details: dir, pid. */

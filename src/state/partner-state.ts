@@ -308,7 +308,28 @@ export class PartnerState {
     for (const { ref, open } of opened) {
       // Released (revoked, or the process stops) while the offsets were read: nothing to restore.
       if (this.#open.get(keyOf(ref)) !== open) continue;
-      const end = ends.get(ref.partition) ?? { low: 0, high: 0 };
+      const end = ends.get(ref.partition);
+      // The input topic got partitions while running (the start checked both counts): the
+      // state of this one would go to a storage partition that does not exist, and the
+      // producer drops records for unknown partitions without an error. Nothing of the
+      // partition may be processed; the restart refuses to start with the same code.
+      if (!end) {
+        throw new StateError(
+          'STATE_NOT_COPARTITIONED',
+          `input partition ${ref.topic}:${ref.partition} was assigned, but storage topic ${changelog.name} ` +
+            `has ${ends.size} partitions: the input topic's partitions were increased while running. ` +
+            'The partner state of input partition N is kept in storage partition N, so both topics need ' +
+            'the same number of partitions',
+          {
+            details: {
+              input: ref.topic,
+              storage: changelog.name,
+              partition: ref.partition,
+              storagePartitions: ends.size,
+            },
+          },
+        );
+      }
       const checkpoint = open.store.checkpoint;
       let from = checkpoint?.changelog === changelog.name ? checkpoint.offset : 0;
       // A file of another changelog, ahead of this one (the topic was recreated), behind what

@@ -13,7 +13,13 @@ import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv, startCli } from '../support/cli.ts';
-import { createTopicsFor, partnerEncoder, produce, testTopics } from '../support/enrichment.ts';
+import {
+  committedAndEndOffsets,
+  createTopicsFor,
+  partnerEncoder,
+  produce,
+  testTopics,
+} from '../support/enrichment.ts';
 import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
@@ -231,5 +237,40 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     await Promise.all(bases.map((base) => readyWithin(base, 90_000)));
     for (const replica of replicas) replica.child.kill('SIGTERM');
     for (const replica of replicas) expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
+  });
+  it('regression: input partitions added while running stop the run with STATE_NOT_COPARTITIONED before any of their records is processed (their storage records were dropped without an error)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const groupId = uniqueName('group');
+    const running = run(cliEnv(sandbox.url, topics, groupId));
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createPartitions({
+      topicPartitions: [{ topic: topics.input, count: topics.partitions + 2 }],
+    });
+    await admin.disconnect();
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    await produce(
+      kafka,
+      topics.input,
+      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+    );
+    // The replica sees the new partitions at its next rebalance: another member joining here
+    // (kafkajs also rejoins by itself once its metadata, refreshed every 5 minutes, shows them).
+    const member = kafka.consumer({ groupId });
+    cleanups.push(() => member.disconnect());
+    await member.connect();
+    await member.subscribe({ topic: topics.input });
+    await member.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => {} });
+    await eventually(() => running.logs().includes('STATE_NOT_COPARTITIONED'), 60_000, 'the refusal');
+    expect(await statusOf(`${base}/healthz`)).not.toBe(200);
+    expect(await exitWithin(running, 30_000), running.logs()).toBe(1);
+    // Nothing of the new partitions was taken as done.
+    const { committed } = await committedAndEndOffsets(kafka, groupId, topics.input);
+    for (const partition of [topics.partitions, topics.partitions + 1])
+      expect(Number(committed[partition] ?? -1), JSON.stringify(committed)).toBeLessThanOrEqual(0);
   });
 });
