@@ -175,6 +175,9 @@ export class Pipeline {
       },
       { maxInFlightRecords: options.maxInFlightRecords, registryBackoff: options.retry },
     );
+    // A state write that did not reach the disk ends the pipeline when it happens (its commit
+    // runs after the write's caller returned): the state is behind its changelog from then on.
+    void parts.state.failed.then((error) => this.#fail(error));
   }
 
   get coalesced(): number {

@@ -17,6 +17,12 @@ export const STATE_ERROR_CODES = [
    * or Kafka beyond its client's retries): the pipeline stops, its supervisor restarts it.
    */
   'STATE_RESTORE_FAILED',
+  /**
+   * The pipeline's writes to a partition's state file failed (the disk full, the file or its
+   * directory unwritable): the state no longer reflects the storage topic, the pipeline stops
+   * at once, its supervisor restarts it. details: path.
+   */
+  'STATE_FILE_WRITE_FAILED',
 ] as const;
 
 export type StateErrorCode = (typeof STATE_ERROR_CODES)[number];

@@ -3,6 +3,7 @@
 // it), written in the same transactions as the data so that the two never disagree.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { StoredPartner } from '../pipeline/outputs.ts';
+import { StateError } from './errors.ts';
 
 /** One storage topic record: a partner's new state, or null when it was deleted. */
 export interface StateChange {
@@ -51,10 +52,19 @@ export class PartitionStore {
    * whole sink acknowledgement together.
    */
   #batch: NodeJS.Immediate | undefined;
-  /** A batch that could not be committed: the state is unusable, said by the next call. */
-  #failure: Error | undefined;
+  /** A batch that could not be written: the state is unusable, said by every later call. */
+  #failure: StateError | undefined;
+  readonly #path: string;
+  readonly #failed: ((error: StateError) => void) | undefined;
 
-  constructor(path: string) {
+  /**
+   * `failed` hears of a write of the pipeline's that did not reach the file (the disk full,
+   * the file unwritable) once, when it happens: the batch is committed after the call that
+   * made it returned, so only the next call would say so, and only if one came.
+   */
+  constructor(path: string, failed?: (error: StateError) => void) {
+    this.#path = path;
+    this.#failed = failed;
     this.#db = new DatabaseSync(path);
     // WAL with synchronous=NORMAL: a crash loses at most the last transactions, data and
     // checkpoint together, and the changelog brings them back. A page cache of 512 KiB per
@@ -106,12 +116,12 @@ export class PartitionStore {
   /** Stored with the other writes of this turn of the event loop; get() sees it at once. */
   set(partnerId: string, stored: StoredPartner): void {
     this.#joinBatch();
-    this.#put.run(partnerId, JSON.stringify(stored));
+    this.#inBatch(() => this.#put.run(partnerId, JSON.stringify(stored)));
   }
 
   delete(partnerId: string): void {
     this.#joinBatch();
-    this.#delete.run(partnerId);
+    this.#inBatch(() => this.#delete.run(partnerId));
   }
 
   /**
@@ -161,8 +171,17 @@ export class PartitionStore {
   #joinBatch(): void {
     this.#checkUsable();
     if (this.#batch) return;
-    this.#db.exec('BEGIN');
+    this.#inBatch(() => this.#db.exec('BEGIN'));
     this.#batch = setImmediate(() => this.#commitBatch());
+  }
+
+  /** A write of the batch that fails (a page spilled to a full disk) fails the store as its commit does. */
+  #inBatch(write: () => unknown): void {
+    try {
+      write();
+    } catch (error) {
+      throw this.#fail(error as Error);
+    }
   }
 
   #commitBatch(): void {
@@ -172,9 +191,34 @@ export class PartitionStore {
     try {
       this.#db.exec('COMMIT');
     } catch (error) {
-      this.#failure = error as Error;
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      this.#fail(error as Error);
     }
+  }
+
+  /**
+   * The batch's writes are lost: the state no longer reflects what the storage topic
+   * acknowledged, and nothing more may be answered from it or written to it.
+   */
+  #fail(error: Error): StateError {
+    if (this.#db.isTransaction) {
+      try {
+        this.#db.exec('ROLLBACK');
+      } catch {
+        // The connection's own state is beyond use too; the failure below says why.
+      }
+    }
+    if (this.#batch) {
+      clearImmediate(this.#batch);
+      this.#batch = undefined;
+    }
+    if (this.#failure) return this.#failure;
+    this.#failure = new StateError(
+      'STATE_FILE_WRITE_FAILED',
+      `partner state not written to ${this.#path}: ${error.message}`,
+      { cause: error, details: { path: this.#path } },
+    );
+    this.#failed?.(this.#failure);
+    return this.#failure;
   }
 
   #checkUsable(): void {

@@ -98,6 +98,7 @@ export class PartnerState {
   readonly #unlock: () => void;
   #restored: RestoreReport[] = [];
   #closed = false;
+  readonly #failed = Promise.withResolvers<StateError>();
   /** Set while staged() runs: the partition and input offset its writes are staged under. */
   #staging: { key: string; offset: number } | undefined;
 
@@ -105,6 +106,15 @@ export class PartnerState {
     this.#options = options;
     mkdirSync(options.dir, { recursive: true });
     this.#unlock = lockStateDir(options.dir);
+  }
+
+  /**
+   * Settles with STATE_FILE_WRITE_FAILED as soon as a write of the pipeline's could not be stored in
+   * a partition's file: the state is behind what the storage topic acknowledged, and its owner
+   * must stop now, not at the next record that happens to come (perhaps never).
+   */
+  get failed(): Promise<StateError> {
+    return this.#failed.promise;
   }
 
   /** The restores done so far (most recent last): how much of each changelog was read. */
@@ -279,7 +289,7 @@ export class PartnerState {
       const path = join(this.#options.dir, fileOf(ref));
       const open: OpenPartition = {
         ref,
-        store: new PartitionStore(path),
+        store: new PartitionStore(path, (error) => this.#failed.resolve(error)),
         path,
         restoring: true,
         staged: [],

@@ -1,8 +1,11 @@
 // How `partner-enrich run` ends, as an operator sees it: a separate process that exits
 // non-zero on a failed start or a fatal failure, closes what it opened, and always ends
 // on SIGTERM. Wall-clock bounds here are what an orchestrator relies on.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +21,7 @@ import {
   createTopicsFor,
   partnerEncoder,
   produce,
+  readAll,
   testTopics,
 } from '../support/enrichment.ts';
 import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
@@ -70,6 +74,40 @@ async function readyWithin(base: string, ms: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
+
+/** A 2 MiB tmpfs to fill, or undefined where this process may not mount one (not root). */
+function smallFilesystem(): { dir: string; unmount: () => void } | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'small-fs-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+  return {
+    dir,
+    unmount: () => {
+      // Lazily: a process killed a moment ago may still hold its files open.
+      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Writes into `dir` until its filesystem has no room left. */
+function fill(dir: string): void {
+  const chunk = Buffer.alloc(4096);
+  for (;;) {
+    try {
+      writeFileSync(join(dir, 'filler'), chunk, { flag: 'a' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') return;
+      throw error;
+    }
+  }
+}
+
+const smallFilesystemUnavailable = ((probe) => (probe?.unmount(), probe === undefined))(smallFilesystem());
 
 describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   const kafka = kafkaClient();
@@ -273,4 +311,45 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     for (const partition of [topics.partitions, topics.partitions + 1])
       expect(Number(committed[partition] ?? -1), JSON.stringify(committed)).toBeLessThanOrEqual(0);
   });
+  it.skipIf(smallFilesystemUnavailable)(
+    'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',
+    async () => {
+      const small = smallFilesystem() as NonNullable<ReturnType<typeof smallFilesystem>>;
+      cleanups.push(async () => small.unmount());
+      const topics = freshTopics();
+      cleanups.push(await createTopicsFor(kafka, topics));
+      const running = run({
+        ...cliEnv(sandbox.url, topics, uniqueName('group')),
+        PARTNER_ENRICH_STATE__DIR: join(small.dir, 'state'),
+      });
+      const base = await operationsUrl(running);
+      await readyWithin(base, 60_000);
+      const encode = await partnerEncoder(schemaRegistry(), topics.input);
+      const send = async (suffix: string) =>
+        produce(
+          kafka,
+          topics.input,
+          await Promise.all(
+            partners.map(async (p) => ({
+              key: p.partnerId + suffix,
+              value: await encode({ ...p, partnerId: p.partnerId + suffix }),
+            })),
+          ),
+        );
+      await send('');
+      const deadline = Date.now() + 60_000;
+      while ((await readAll(kafka, topics.matches)).length < partners.length) {
+        if (Date.now() > deadline) throw new Error(`first records not done:\n${running.logs()}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(await statusOf(`${base}/healthz`)).toBe(200);
+
+      fill(small.dir);
+      await send('-after-full');
+      expect(await exitWithin(running, 60_000), running.logs()).toBe(1);
+      expect(running.logs()).toContain('"code":"STATE_FILE_WRITE_FAILED"');
+      expect(running.logs()).toContain('database or disk is full');
+      expect(running.logs()).not.toContain('PIPELINE_UNEXPECTED_ERROR');
+    },
+  );
 });
