@@ -13,6 +13,11 @@ export const STATE_ERROR_CODES = [
   /** At start: another running process holds `state.dir`. details: dir, pid. */
   'STATE_DIR_LOCKED',
   /**
+   * At start: `state.dir` cannot be created or its lock file written (a path through a file,
+   * no permission, a read-only or full filesystem). details: dir, systemCode.
+   */
+  'STATE_DIR_UNUSABLE',
+  /**
    * A partition's state could not be opened or restored from the storage topic (the disk,
    * or Kafka beyond its client's retries): the pipeline stops, its supervisor restarts it.
    */

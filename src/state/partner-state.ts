@@ -89,6 +89,29 @@ const RESTORE_TRANSACTION_RECORDS = 5_000;
  */
 const TRUSTED_SHARE_OF_TOMBSTONE_RETENTION = 0.9;
 
+/**
+ * Creates and locks the directory. One that cannot be (a path through a file, no permission,
+ * a read-only or full filesystem) is the operator's to fix: said as such, with the system's
+ * reason, not as an unexpected failure with a stack.
+ */
+function usableStateDir(dir: string): () => void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    return lockStateDir(dir);
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    const systemCode = (error as NodeJS.ErrnoException).code;
+    throw new StateError(
+      'STATE_DIR_UNUSABLE',
+      `state directory ${dir} cannot be used: ${(error as Error).message}`,
+      {
+        cause: error,
+        details: { dir, ...(systemCode ? { systemCode } : {}) },
+      },
+    );
+  }
+}
+
 const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 const fileOf = (ref: PartitionRef) => `${ref.topic.replace(/[^A-Za-z0-9._-]/g, '_')}-${ref.partition}.sqlite`;
 
@@ -104,8 +127,7 @@ export class PartnerState {
 
   constructor(options: PartnerStateOptions) {
     this.#options = options;
-    mkdirSync(options.dir, { recursive: true });
-    this.#unlock = lockStateDir(options.dir);
+    this.#unlock = usableStateDir(options.dir);
   }
 
   /**

@@ -169,6 +169,25 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
   });
 
+  it('regression: a state.dir that cannot be created fails the start with STATE_DIR_UNUSABLE, exit 2 (it was an unexpected failure with a stack, exit 1)', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'state-parent-'));
+    cleanups.push(async () => rmSync(parent, { recursive: true, force: true }));
+    const file = join(parent, 'a-file');
+    writeFileSync(file, '');
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run({
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_STATE__DIR: join(file, 'state'),
+    });
+    const code = await exitWithin(running, 60_000);
+    expect(code, running.logs()).toBe(2);
+    expect(running.logs()).toContain(
+      `partner-enrich: STATE_DIR_UNUSABLE: state directory ${join(file, 'state')} cannot be used: ENOTDIR`,
+    );
+    expect(running.logs()).not.toContain('unexpected failure');
+  });
+
   it('regression: a secret a schema registry echoes in its 401 answer reaches neither the log nor the failure line (it was printed as the reason)', async () => {
     // Stands in for a registry or a proxy in front of it that quotes the credentials it refused:
     // Apicurio here does not, and the point is text nobody controls.
