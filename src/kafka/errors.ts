@@ -14,6 +14,14 @@ export const SINK_ERROR_CODES = [
    * (OUTPUT_TOO_LARGE); nothing is committed. details: limits (those read at start).
    */
   'OUTPUT_REFUSED_AS_TOO_LARGE',
+  /**
+   * Output records addressed to a partition the producer's metadata does not know (storage
+   * partition N of input partition N, the topic's partitions added while running) were
+   * left out of the request by the Kafka client, without an error. Fatal: `run` exits 1, the
+   * restart reads the topics' metadata afresh and writes them; nothing of theirs is committed.
+   * details: missing (`topic:partition` each).
+   */
+  'OUTPUT_PARTITION_UNKNOWN',
 ] as const;
 
 export type SinkErrorCode = (typeof SINK_ERROR_CODES)[number];

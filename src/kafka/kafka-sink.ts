@@ -9,7 +9,7 @@
 // message that could never fit is rejected alone, before anything is sent. A limit lowered
 // while running makes the broker refuse a batch: fatal, the restart reads the limits again.
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, { type Kafka, type Message, type Producer } from 'kafkajs';
+import kafkajs, { type Kafka, type Message, type Producer, type RecordMetadata } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
@@ -170,10 +170,11 @@ export class KafkaSink implements OutputSink {
         byTopic.set(encoded.topic, list);
       }
       try {
-        await this.#producer.sendBatch({
+        const written = await this.#producer.sendBatch({
           acks: -1,
           topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
         });
+        unknownPartitionsCheck(chunk, written);
       } catch (error) {
         // The rest of a failed caller's messages is not sent: it is told to write them again.
         // A refusal as too large is not retried here: kafkajs has taken back the sequence
@@ -277,4 +278,28 @@ async function topicLimits(kafka: Kafka, topics: string[]): Promise<Map<string, 
   } finally {
     await admin.disconnect();
   }
+}
+
+/**
+ * kafkajs leaves a message addressed to a partition its metadata does not know out of the
+ * request and reports the send as a success (its metadata is refreshed every 5 minutes: the
+ * storage topic's partitions added while running are unknown until then). Each partition
+ * written is in the broker's answer: one missing from it was not written, and its callers
+ * must not be told otherwise.
+ */
+function unknownPartitionsCheck(chunk: Chunk, written: RecordMetadata[]): void {
+  const answered = new Set(written.map((w) => `${w.topicName}:${w.partition}`));
+  const missing = new Set<string>();
+  for (const { encoded } of chunk) {
+    const { partition } = encoded.message;
+    if (partition !== undefined && !answered.has(`${encoded.topic}:${partition}`))
+      missing.add(`${encoded.topic}:${partition}`);
+  }
+  if (missing.size === 0) return;
+  throw new SinkError(
+    'OUTPUT_PARTITION_UNKNOWN',
+    `output records for ${[...missing].join(', ')} were not written: the Kafka client does not know ` +
+      'these partitions yet (partitions added while running)',
+    { details: { missing: [...missing] } },
+  );
 }

@@ -330,6 +330,70 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     for (const partition of [topics.partitions, topics.partitions + 1])
       expect(Number(committed[partition] ?? -1), JSON.stringify(committed)).toBeLessThanOrEqual(0);
   });
+  it('regression: storage records for storage partitions added while running end the run with OUTPUT_PARTITION_UNKNOWN, and the restart stores them (the client dropped them and the records were committed)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const groupId = uniqueName('group');
+    const env = cliEnv(sandbox.url, topics, groupId);
+    const running = run(env);
+    await readyWithin(await operationsUrl(running), 60_000);
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    const send = async (batch: PartnerRecord[]) =>
+      produce(
+        kafka,
+        topics.input,
+        await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+      );
+    const allCommitted = async () => {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const { committed, end } = await committedAndEndOffsets(kafka, groupId, topics.input);
+        if (Object.entries(end).every(([partition, high]) => committed[Number(partition)] === high)) return;
+        if (Date.now() > deadline)
+          throw new Error(`not all committed: ${JSON.stringify({ committed, end })}`);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    };
+    // Outputs written before: the producer's metadata of the storage topic is the old one.
+    const half = partners.length / 2;
+    await send(partners.slice(0, half));
+    await allCommitted();
+
+    // Both topics grown alike, as they must be: the start of a replica accepts them.
+    const grown = topics.partitions + 2;
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createPartitions({
+      topicPartitions: [
+        { topic: topics.storage, count: grown },
+        { topic: topics.input, count: grown },
+      ],
+    });
+    await admin.disconnect();
+    await send(partners.slice(half));
+    // A member joining makes the replica take the new input partitions now (kafkajs's own
+    // metadata refresh, every 5 minutes, does it later; its producer's metadata is as old).
+    const member = kafka.consumer({ groupId });
+    cleanups.push(() => member.disconnect());
+    await member.connect();
+    await member.subscribe({ topic: topics.input });
+    await member.run({ autoCommit: false, eachBatchAutoResolve: false, eachBatch: async () => {} });
+    // It leaves again: the replica then holds every partition, the new ones too.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await member.disconnect();
+    expect(await exitWithin(running, 60_000), running.logs()).toBe(1);
+    expect(running.logs()).toContain('OUTPUT_PARTITION_UNKNOWN');
+
+    // The restart knows every partition: each partner ends in the storage topic.
+    const restarted = run(env);
+    await readyWithin(await operationsUrl(restarted), 60_000);
+    await allCommitted();
+    const stored = new Set((await readAll(kafka, topics.storage)).map((m) => String(m.key)));
+    expect(partners.filter((p) => !stored.has(p.partnerId)).map((p) => p.partnerId)).toEqual([]);
+    restarted.child.kill('SIGTERM');
+    expect(await exitWithin(restarted, 30_000)).toBe(0);
+  });
+
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',
     async () => {
