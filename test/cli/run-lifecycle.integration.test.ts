@@ -1,8 +1,7 @@
 // How `partner-enrich run` ends, as an operator sees it: a separate process that exits
 // non-zero on a failed start or a fatal failure, closes what it opened, and always ends
 // on SIGTERM. Wall-clock bounds here are what an orchestrator relies on.
-import { execFileSync, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +14,7 @@ import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
-import { cliEnv, startCli } from '../support/cli.ts';
+import { cliEnv } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
@@ -25,22 +24,12 @@ import {
   testTopics,
 } from '../support/enrichment.ts';
 import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
+import { startCollected, type RunningCli } from '../support/run-process.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
-interface Running {
-  child: ChildProcess;
-  logs: () => string;
-  exited: Promise<number | null>;
-}
+type Running = RunningCli;
 
-function start(env: NodeJS.ProcessEnv): Running {
-  const child = startCli(['run'], env);
-  let logs = '';
-  child.stdout?.on('data', (chunk: Buffer) => (logs += chunk));
-  child.stderr?.on('data', (chunk: Buffer) => (logs += chunk));
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return { child, logs: () => logs, exited };
-}
+const start = (env: NodeJS.ProcessEnv): Running => startCollected(['run'], env);
 
 /** The exit code, or a failure naming the logs when the process is still alive after `ms`. */
 async function exitWithin(running: Running, ms: number): Promise<number | null> {
