@@ -116,12 +116,12 @@ export class PartitionStore {
   /** Stored with the other writes of this turn of the event loop; get() sees it at once. */
   set(partnerId: string, stored: StoredPartner): void {
     this.#joinBatch();
-    this.#inBatch(() => this.#put.run(partnerId, JSON.stringify(stored)));
+    this.#write(this.#put, partnerId, JSON.stringify(stored));
   }
 
   delete(partnerId: string): void {
     this.#joinBatch();
-    this.#inBatch(() => this.#delete.run(partnerId));
+    this.#write(this.#delete, partnerId);
   }
 
   /**
@@ -171,14 +171,22 @@ export class PartitionStore {
   #joinBatch(): void {
     this.#checkUsable();
     if (this.#batch) return;
-    this.#inBatch(() => this.#db.exec('BEGIN'));
+    try {
+      this.#db.exec('BEGIN');
+    } catch (error) {
+      throw this.#fail(error as Error);
+    }
     this.#batch = setImmediate(() => this.#commitBatch());
   }
 
-  /** A write of the batch that fails (a page spilled to a full disk) fails the store as its commit does. */
-  #inBatch(write: () => unknown): void {
+  /**
+   * A write of the batch; one that fails (a page spilled to a full disk) fails the store as
+   * its commit does. Arguments, not a closure: it runs for every partner stored.
+   */
+  #write(statement: StatementSync, partnerId: string, state?: string): void {
     try {
-      write();
+      if (state === undefined) statement.run(partnerId);
+      else statement.run(partnerId, state);
     } catch (error) {
       throw this.#fail(error as Error);
     }

@@ -12,6 +12,7 @@ import {
   committedAndEndOffsets,
   dropTopics,
   partnerEncoder,
+  pipelineTopicNames,
   produce,
   readAll,
   testTopics,
@@ -224,14 +225,7 @@ describe('partner-enrich topics create beside existing topics', () => {
       PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: '3',
     });
     expect(result.code, result.stderr).toBe(2);
-    const all = [
-      topics.input,
-      topics.matches,
-      topics.events,
-      topics.storage,
-      topics.deadLetters,
-      topics.state,
-    ];
+    const all = pipelineTopicNames(topics);
     expect(result.stderr.split('\n')).toContain(
       `partner-enrich: TOPIC_CREATE_REFUSED: the broker refused to create ${all.join(', ')}: ` +
         'Replication-factor is invalid (INVALID_REPLICATION_FACTOR) ' +

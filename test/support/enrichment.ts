@@ -56,18 +56,20 @@ export async function createTopicsFor(kafka: Kafka, topics: Config['topics']): P
   return () => dropTopics(kafka, topics);
 }
 
+/** Every topic of the pipeline, in the order `topics create` makes them. */
+export const pipelineTopicNames = (topics: Config['topics']): string[] => [
+  topics.input,
+  topics.matches,
+  topics.events,
+  topics.storage,
+  topics.deadLetters,
+  topics.state,
+];
+
 export async function dropTopics(kafka: Kafka, topics: Config['topics']): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
-  const names = [
-    topics.input,
-    topics.matches,
-    topics.events,
-    topics.storage,
-    topics.deadLetters,
-    topics.state,
-  ];
-  await admin.deleteTopics({ topics: names }).catch(() => {});
+  await admin.deleteTopics({ topics: pipelineTopicNames(topics) }).catch(() => {});
   await admin.disconnect();
 }
 
