@@ -20,8 +20,11 @@ export interface BulkCandidate {
 
 export interface BulkTaskResult {
   taskId: string;
-  /** OK, FAILED or INVALID_INPUT. */
-  status: string;
+  /**
+   * OK, FAILED or INVALID_INPUT; undefined when the result has no status (or one without a
+   * code): the service did not say the task was looked up, so it is not taken for OK.
+   */
+  status: string | undefined;
   message?: string;
   candidates: BulkCandidate[];
   /** The golden record's business partner as JSON text, as the MatchResult carries it. */

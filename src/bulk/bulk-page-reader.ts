@@ -69,7 +69,8 @@ function readTaskResult(cursor: JsonCursor): BulkTaskResult {
     } else if (key === 'goldenRecord') goldenRecord = readGoldenRecord(cursor);
     else cursor.skip();
   });
-  const result: BulkTaskResult = { taskId, status: status?.code ?? 'OK', candidates };
+  // A code of null is no more a status than none.
+  const result: BulkTaskResult = { taskId, status: status?.code ?? undefined, candidates };
   const message = detailsText(status);
   if (message !== undefined) result.message = message;
   if (goldenRecord) result.goldenRecord = goldenRecord;

@@ -17,6 +17,12 @@ export const PIPELINE_ERROR_CODES = [
   'TASK_FAILED',
   /** The service rejected a task's input; not retried. */
   'TASK_INVALID_INPUT',
+  /**
+   * A task's result in a finished bulk has no status: whether it was looked up is not known
+   * (no candidates is not NO_MATCH). Dead-lettered, not looked up again: the bulk is paid, and
+   * a service that answers so would answer so again. details: bulkId, taskId.
+   */
+  'TASK_STATUS_MISSING',
   /** A tombstone for a partner the storage does not know: nothing to delete, dead-lettered. */
   'DELETE_UNKNOWN_PARTNER',
 ] as const;

@@ -524,6 +524,16 @@ export class LookupCoordinator {
         new BulkError('BULK_TASK_MISSING', `task ${work.id} missing from bulk ${bulkId}`),
       );
     }
+    if (result.status === undefined) {
+      return this.#failForGood(
+        work,
+        new PipelineError(
+          'TASK_STATUS_MISSING',
+          `task ${work.id} of bulk ${bulkId} has a result without a status`,
+          { details: { bulkId, taskId: work.id } },
+        ),
+      );
+    }
     if (result.status === 'FAILED') {
       return this.#retryOrFail(
         work,

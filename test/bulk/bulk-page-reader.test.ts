@@ -41,8 +41,9 @@ const page = {
     },
     { taskId: 't3', values: [{ svcId: 'Y:3', score: 0.7, dataSource: null, businessPartner: null }] },
     { taskId: 't4', status: { code: 'OK' }, values: [], goldenRecord: { svcId: 'G:4' } },
+    { taskId: 't5', status: { code: null }, values: [] },
   ],
-  nextStartAfter: 't4',
+  nextStartAfter: 't5',
 };
 
 describe('readBulkPage', () => {
@@ -50,7 +51,7 @@ describe('readBulkPage', () => {
     id: 'bulk-1',
     status: 'FINISHED',
     progress: 100,
-    nextStartAfter: 't4',
+    nextStartAfter: 't5',
     results: [
       {
         taskId: 't0',
@@ -76,8 +77,10 @@ describe('readBulkPage', () => {
         message: JSON.stringify([{ field: 'jsonRecord', message: 'no name' }]),
         candidates: [],
       },
-      { taskId: 't3', status: 'OK', candidates: [{ svcId: 'Y:3', score: 0.7 }] },
+      // No status: not taken for OK (the pipeline dead-letters it as TASK_STATUS_MISSING).
+      { taskId: 't3', status: undefined, candidates: [{ svcId: 'Y:3', score: 0.7 }] },
       { taskId: 't4', status: 'OK', candidates: [], goldenRecord: { svcId: 'G:4', json: '{}' } },
+      { taskId: 't5', status: undefined, candidates: [] },
     ],
   };
 

@@ -65,12 +65,13 @@ const line = (partner: PartnerRecord) => JSON.stringify(partner);
 /**
  * A fake front server before the sandbox. For each request `fault` says: 'time-out', answer
  * 408 as one that timed out waiting for the request does, without passing it on; a number,
- * pass it on and hold the sandbox's answer back that many milliseconds (a slow service); or
- * nothing, pass it on as it came.
+ * pass it on and hold the sandbox's answer back that many milliseconds (a slow service); a
+ * function, pass it on and answer what it makes of the sandbox's answer (a malformed answer);
+ * or nothing, pass it on as it came.
  */
 async function faultyGateway(
   target: string,
-  fault: (method: string, path: string) => 'time-out' | number | undefined,
+  fault: (method: string, path: string) => 'time-out' | number | ((answer: string) => string) | undefined,
 ) {
   const upstream = new URL(target);
   const server = createServer((incoming, outgoing) => {
@@ -84,11 +85,20 @@ async function faultyGateway(
     const { method, url: path, headers } = incoming;
     const forwarded = request(
       { host: upstream.hostname, port: upstream.port, method, path, headers },
-      (answer) =>
-        setTimeout(() => {
-          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(outgoing);
-        }, chosen ?? 0),
+      async (answer) => {
+        if (typeof chosen !== 'function') {
+          setTimeout(() => {
+            outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(outgoing);
+          }, chosen ?? 0);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        for await (const chunk of answer) chunks.push(chunk as Buffer);
+        const { 'content-length': _, ...rest } = answer.headers;
+        outgoing.writeHead(answer.statusCode ?? 502, rest);
+        outgoing.end(chosen(Buffer.concat(chunks).toString('utf8')));
+      },
     );
     incoming.pipe(forwarded);
   });
@@ -280,6 +290,40 @@ describe('the pipeline, per partner', () => {
       expect(deadLetters).toEqual([]);
       expect(matches.map((m) => m['partnerId']).sort()).toEqual(partners.map((p) => p.partnerId));
       expect(polls).toBeGreaterThan(4);
+      expect(sandbox.state.stats.snapshot().bulkSubmissions - before).toBe(1);
+      expect(summary.quotaConsumed).toBe(3);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('regression: a task result without a status was read as OK: its partner stored as NO_MATCH, the lookup lost without a trace (now dead-lettered TASK_STATUS_MISSING, the bulk not paid again)', async () => {
+    const partners = [50, 51, 52].map((i) => partnerOf(organization(i), `NO-STATUS-${i}`, 'ERP', 1));
+    // The finished bulk's first result is its task id alone: no status, no candidates.
+    let stripped: string | undefined;
+    const gateway = await faultyGateway(sandbox.url, (method, path) =>
+      isPoll(method, path)
+        ? (answer) => {
+            const page = JSON.parse(answer) as { results?: { taskId: string }[] };
+            const first = page.results?.[0];
+            if (!first) return answer;
+            stripped = first.taskId;
+            page.results?.splice(0, 1, { taskId: first.taskId });
+            return JSON.stringify(page);
+          }
+        : undefined,
+    );
+    const before = sandbox.state.stats.snapshot().bulkSubmissions;
+    try {
+      const { matches, deadLetters, summary } = await enrich(gateway, partners.map(line), 500, TWO_ATTEMPTS);
+      expect(stripped).toBeDefined();
+      expect(matches.map((m) => m['outcome']).sort()).toEqual(['FAILED', 'MATCH', 'MATCH']);
+      expect(deadLetters).toHaveLength(1);
+      expect(JSON.stringify(deadLetters[0])).toContain('TASK_STATUS_MISSING');
+      expect(matches.find((m) => m['outcome'] === 'FAILED')?.['failureReason']).toMatch(
+        /^TASK_STATUS_MISSING: /,
+      );
+      // Paid once: the answer is not asked for again in a new bulk.
       expect(sandbox.state.stats.snapshot().bulkSubmissions - before).toBe(1);
       expect(summary.quotaConsumed).toBe(3);
     } finally {

@@ -1323,11 +1323,11 @@ export interface components {
             /** @enum {string} */
             code?: "OK" | "FAILED" | "INVALID_INPUT";
         };
-        /** @description Result of one task; the item shape of `results` is not shown, this is ours. */
+        /** @description Result of one task; the item shape of `results` is not shown, this is ours. Without a status the result does not say the task was looked up. */
         BulkLookupResult: {
             /** @description The `id` of the task. */
             taskId: string;
-            status?: components["schemas"]["BulkLookupTaskStatus"];
+            status: components["schemas"]["BulkLookupTaskStatus"];
             /** @description Candidates, each with its matching score, by descending score. */
             values?: components["schemas"]["BusinessPartnerLookupMatch"][];
             goldenRecord?: components["schemas"]["GoldenRecord"];
