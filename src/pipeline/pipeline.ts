@@ -421,6 +421,9 @@ export class Pipeline {
         await this.#committer.settled();
       });
     } catch (error) {
+      // The state's own failure (its disk) ends the pipeline through state.failed; only the
+      // storage topic's offsets not read is tried again at the next interval.
+      if (isPartnerEnrichError(error) && error.code === 'STATE_FILE_WRITE_FAILED') return;
       this.#observer.commitFailed?.(`state checkpoint: ${(error as Error).message}`);
     }
   }

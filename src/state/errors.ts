@@ -24,8 +24,8 @@ export const STATE_ERROR_CODES = [
   'STATE_RESTORE_FAILED',
   /**
    * The pipeline's writes to a partition's state file failed (the disk full, the file or its
-   * directory unwritable): the state no longer reflects the storage topic, the pipeline stops
-   * at once, its supervisor restarts it. details: path.
+   * directory unwritable), its checkpoints included: the state no longer reflects the storage
+   * topic, the pipeline stops at once, its supervisor restarts it. details: path.
    */
   'STATE_FILE_WRITE_FAILED',
 ] as const;

@@ -157,6 +157,20 @@ export class PartitionStore {
     });
   }
 
+  /**
+   * The pipeline's checkpoint: moves it alone, and a write that fails fails the store as the
+   * pipeline's other writes do. Left behind, the checkpoint itself would do no harm (it stays
+   * a lower bound), but a disk that takes no checkpoint takes no state either, and while no
+   * record comes nothing else would say so: the replica would look healthy on a broken disk.
+   */
+  moveCheckpoint(checkpoint: Checkpoint): void {
+    try {
+      this.apply([], checkpoint);
+    } catch (error) {
+      throw error instanceof StateError ? error : this.#fail(error as Error);
+    }
+  }
+
   /** Forgets everything: the file belonged to another changelog, or is ahead of it. */
   clear(): void {
     this.#transaction(() => this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint;'));
@@ -242,7 +256,9 @@ export class PartitionStore {
       work();
       this.#db.exec('COMMIT');
     } catch (error) {
-      this.#db.exec('ROLLBACK');
+      // SQLite ends the transaction itself on some failures (a full disk): a ROLLBACK then
+      // fails with "no transaction is active", which would hide why.
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
       throw error;
     }
   }

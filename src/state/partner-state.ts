@@ -275,7 +275,8 @@ export class PartnerState {
   /**
    * Moves the checkpoints of the partitions held to the changelog's end as it is now, once
    * every write started before (`settled`) is applied: the next restore of the same file
-   * reads only what comes after. Without a changelog there is nothing to checkpoint.
+   * reads only what comes after. Without a changelog there is nothing to checkpoint. A
+   * checkpoint the disk does not take is STATE_FILE_WRITE_FAILED (thrown, and `failed`).
    */
   async checkpoint(settled: () => Promise<void>): Promise<void> {
     const { changelog } = this.#options;
@@ -294,7 +295,7 @@ export class PartnerState {
       // Moved in time even when nothing was written: a partition that stays quiet for longer
       // than the topic keeps tombstones is not restored in full for it.
       if (end && end.high >= current)
-        open.store.apply([], { changelog: changelog.name, offset: end.high, at });
+        open.store.moveCheckpoint({ changelog: changelog.name, offset: end.high, at });
     }
   }
 

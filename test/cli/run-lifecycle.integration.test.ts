@@ -383,45 +383,70 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(await exitWithin(restarted, 30_000)).toBe(0);
   });
 
+  /**
+   * `run` with its state.dir on a 2 MiB filesystem of its own, ready and with a first batch of
+   * partners done (their state files written); `send` produces the partners again, each id
+   * with `suffix`.
+   */
+  async function runOnSmallDisk(env: NodeJS.ProcessEnv = {}) {
+    const small = smallFilesystem() as NonNullable<ReturnType<typeof smallFilesystem>>;
+    cleanups.push(async () => small.unmount());
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run({
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_STATE__DIR: join(small.dir, 'state'),
+      ...env,
+    });
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    const send = async (suffix: string) =>
+      produce(
+        kafka,
+        topics.input,
+        await Promise.all(
+          partners.map(async (p) => ({
+            key: p.partnerId + suffix,
+            value: await encode({ ...p, partnerId: p.partnerId + suffix }),
+          })),
+        ),
+      );
+    await send('');
+    const deadline = Date.now() + 60_000;
+    while ((await readAll(kafka, topics.matches)).length < partners.length) {
+      if (Date.now() > deadline) throw new Error(`first records not done:\n${running.logs()}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+    return { small, running, send };
+  }
+
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',
     async () => {
-      const small = smallFilesystem() as NonNullable<ReturnType<typeof smallFilesystem>>;
-      cleanups.push(async () => small.unmount());
-      const topics = freshTopics();
-      cleanups.push(await createTopicsFor(kafka, topics));
-      const running = run({
-        ...cliEnv(sandbox.url, topics, uniqueName('group')),
-        PARTNER_ENRICH_STATE__DIR: join(small.dir, 'state'),
-      });
-      const base = await operationsUrl(running);
-      await readyWithin(base, 60_000);
-      const encode = await partnerEncoder(schemaRegistry(), topics.input);
-      const send = async (suffix: string) =>
-        produce(
-          kafka,
-          topics.input,
-          await Promise.all(
-            partners.map(async (p) => ({
-              key: p.partnerId + suffix,
-              value: await encode({ ...p, partnerId: p.partnerId + suffix }),
-            })),
-          ),
-        );
-      await send('');
-      const deadline = Date.now() + 60_000;
-      while ((await readAll(kafka, topics.matches)).length < partners.length) {
-        if (Date.now() > deadline) throw new Error(`first records not done:\n${running.logs()}`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      expect(await statusOf(`${base}/healthz`)).toBe(200);
-
+      const { small, running, send } = await runOnSmallDisk();
       fill(small.dir);
       await send('-after-full');
       expect(await exitWithin(running, 60_000), running.logs()).toBe(1);
       expect(running.logs()).toContain('"code":"STATE_FILE_WRITE_FAILED"');
       expect(running.logs()).toContain('database or disk is full');
       expect(running.logs()).not.toContain('PIPELINE_UNEXPECTED_ERROR');
+    },
+  );
+
+  it.skipIf(smallFilesystemUnavailable)(
+    'regression: a full state.dir disk with no record coming failed only the checkpoints, logged as "commit failed; tried again" with SQLite\'s "cannot rollback" for a reason, /healthz 200 for as long as no record came (now STATE_FILE_WRITE_FAILED at the next checkpoint, exit 1)',
+    async () => {
+      const { small, running } = await runOnSmallDisk({
+        PARTNER_ENRICH_STATE__CHECKPOINT_INTERVAL_MS: '500',
+      });
+      fill(small.dir);
+      // Nothing sent: only the checkpoints write to the disk now.
+      expect(await exitWithin(running, 30_000), running.logs()).toBe(1);
+      expect(running.logs()).toContain('"code":"STATE_FILE_WRITE_FAILED"');
+      expect(running.logs()).toContain('database or disk is full');
+      expect(running.logs()).not.toContain('cannot rollback');
     },
   );
 });
