@@ -10,7 +10,10 @@ export const STATE_ERROR_CODES = [
    * details: input, storage, partition, storagePartitions.
    */
   'STATE_NOT_COPARTITIONED',
-  /** At start: another running process holds `state.dir`. details: dir, pid. */
+  /**
+   * At start: another running process holds `state.dir` (named in its LOCK, or with a file of
+   * the directory open when LOCK was deleted). details: dir, pid.
+   */
   'STATE_DIR_LOCKED',
   /**
    * At start: `state.dir` cannot be created or its lock file written (a path through a file,

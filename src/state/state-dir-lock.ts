@@ -1,6 +1,18 @@
 // One process at a time in a state directory: two replicas restoring and checkpointing the
 // same partition files would each take the other's writes for their own.
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StateError } from './errors.ts';
 
@@ -29,28 +41,80 @@ function liveHolder(dir: string): number | undefined {
   return Number.isInteger(holder) && holder > 0 && isAlive(holder) ? holder : undefined;
 }
 
-/** Takes the directory's lock file (a stale one, of a process that died, is taken over); returns the unlock. */
+const locked = (dir: string, pid: number) =>
+  new StateError('STATE_DIR_LOCKED', `state directory ${dir} is in use by process ${pid}`, {
+    details: { dir, pid },
+  });
+
+/**
+ * A live process other than this one with a file in `dir` open (Linux: its /proc/PID/fd
+ * links). A holder keeps its LOCK open for its life, so one whose LOCK was deleted from under
+ * it is found all the same (the link reads "<dir>/LOCK (deleted)"), as is one with partition
+ * files open. Processes of another user or pid namespace are not seen, as their pids in a
+ * LOCK are not; without /proc (not Linux) none is.
+ */
+function processWithFilesIn(dir: string): number | undefined {
+  const inside = `${realpathSync(dir)}/`;
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    const pid = Number(name);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${name}/fd`);
+    } catch {
+      // Gone meanwhile, or another user's.
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${name}/fd/${fd}`).startsWith(inside)) return pid;
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Takes the directory's lock file (a stale one, of a process that died, is taken over) and
+ * keeps it open; returns the unlock. Deleting the file does not free the directory while its
+ * holder lives (see processWithFilesIn).
+ */
 export function lockStateDir(dir: string): () => void {
   const path = join(dir, 'LOCK');
+  let fd: number;
   for (;;) {
     try {
-      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      fd = openSync(path, 'wx');
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = liveHolder(dir);
-      if (holder !== undefined) {
-        throw new StateError('STATE_DIR_LOCKED', `state directory ${dir} is in use by process ${holder}`, {
-          details: { dir, pid: holder },
-        });
-      }
+      if (holder !== undefined) throw locked(dir, holder);
       rmSync(path, { force: true });
     }
   }
+  writeSync(fd, String(process.pid));
+  const holder = heldHere.has(resolve(dir)) ? process.pid : processWithFilesIn(dir);
+  if (holder !== undefined) {
+    closeSync(fd);
+    rmSync(path, { force: true });
+    throw locked(dir, holder);
+  }
   heldHere.add(resolve(dir));
+  const { ino } = fstatSync(fd);
   return () => {
     heldHere.delete(resolve(dir));
-    rmSync(path, { force: true });
+    closeSync(fd);
+    // Only this process's LOCK: not one put in the place of a deleted one.
+    if (statSync(path, { throwIfNoEntry: false })?.ino === ino) rmSync(path, { force: true });
   };
 }
 

@@ -383,6 +383,44 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(await exitWithin(restarted, 30_000)).toBe(0);
   });
 
+  /** Waits until every partner has its MatchResult in `topics.matches`. */
+  async function allMatched(topics: Config['topics'], running: Running): Promise<void> {
+    const deadline = Date.now() + 60_000;
+    while ((await readAll(kafka, topics.matches)).length < partners.length) {
+      if (Date.now() > deadline) throw new Error(`records not done:\n${running.logs()}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+
+  it('regression: a second run on a state.dir whose LOCK was deleted under the first started too (it joined the group and wrote to, or failed on, the partition files the first had open); now STATE_DIR_LOCKED, exit 2 (a failed start), and the first goes on', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const stateDir = mkdtempSync(join(tmpdir(), 'lifecycle-state-'));
+    cleanups.push(async () => rmSync(stateDir, { recursive: true, force: true }));
+    const env = { ...cliEnv(sandbox.url, topics, uniqueName('group')), PARTNER_ENRICH_STATE__DIR: stateDir };
+    const first = run(env);
+    const base = await operationsUrl(first);
+    await readyWithin(base, 60_000);
+    rmSync(join(stateDir, 'LOCK'));
+
+    const second = run(env);
+    expect(await exitWithin(second, 60_000), second.logs()).toBe(2);
+    expect(second.logs()).toContain(
+      `STATE_DIR_LOCKED: state directory ${stateDir} is in use by process ${first.child.pid}`,
+    );
+
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    await produce(
+      kafka,
+      topics.input,
+      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+    );
+    await allMatched(topics, first);
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await exitWithin(first, 30_000), first.logs()).toBe(0);
+  });
+
   /**
    * `run` with its state.dir on a 2 MiB filesystem of its own, ready and with a first batch of
    * partners done (their state files written); `send` produces the partners again, each id
@@ -413,11 +451,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
         ),
       );
     await send('');
-    const deadline = Date.now() + 60_000;
-    while ((await readAll(kafka, topics.matches)).length < partners.length) {
-      if (Date.now() > deadline) throw new Error(`first records not done:\n${running.logs()}`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    await allMatched(topics, running);
     expect(await statusOf(`${base}/healthz`)).toBe(200);
     return { small, running, send };
   }

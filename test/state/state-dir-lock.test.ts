@@ -1,9 +1,28 @@
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lockStateDir, reapStateDirs } from '../../src/state/state-dir-lock.ts';
+
+/** Another process holding `dir`'s lock until it is killed; resolves once it holds it. */
+async function holderProcess(dir: string) {
+  const lock = new URL('../../src/state/state-dir-lock.ts', import.meta.url).pathname;
+  const child = spawn(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { lockStateDir } from '${lock}'; lockStateDir(process.argv[1]); console.log('held'); setInterval(() => {}, 1000);`,
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const [first] = (await once(child.stdout, 'data')) as [Buffer];
+  expect(first.toString()).toContain('held');
+  return child;
+}
 
 /** The pid of a process that has exited. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid as number;
@@ -17,6 +36,24 @@ describe('the state directory lock', () => {
     const other = mkdtempSync(join(tmpdir(), 'lock-test-'));
     writeFileSync(join(other, 'LOCK'), String(process.ppid));
     expect(() => lockStateDir(other)).toThrow(expect.objectContaining({ code: 'STATE_DIR_LOCKED' }));
+    lockStateDir(dir)();
+  });
+
+  it('regression: a LOCK deleted from under its live holder let a second process take the directory (both would write its partition files)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
+    const holder = await holderProcess(dir);
+    try {
+      rmSync(join(dir, 'LOCK'));
+      expect(() => lockStateDir(dir)).toThrow(
+        expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: holder.pid } }),
+      );
+      // The refused process left no LOCK of its own behind.
+      expect(existsSync(join(dir, 'LOCK'))).toBe(false);
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
+    }
+    // Its holder gone, the directory is free.
     lockStateDir(dir)();
   });
 
