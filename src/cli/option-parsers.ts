@@ -1,6 +1,8 @@
 // Parsers of command-line option values shared by the commands: each refuses a bad value
-// with a message naming the option's rule, which commander prints and exits 1 on.
+// with a message naming the option's rule, which commander prints and exits 1 on. Numbers
+// are read as the environment reads them: decimal digits only.
 import { InvalidArgumentError } from 'commander';
+import { decimalNumber } from '../config/decimal.ts';
 
 export const nonEmpty = (value: string): string => {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
@@ -10,7 +12,7 @@ export const nonEmpty = (value: string): string => {
 export const wholeNumber =
   (name: string, min: number, max?: number) =>
   (value: string): number => {
-    const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+    const n = decimalNumber(value, true) ?? Number.NaN;
     if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
       const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
       throw new InvalidArgumentError(`${name} must be a whole number ${range}.`);
@@ -31,12 +33,15 @@ export const tagCollector =
     return [...tags, tag];
   };
 
-/** A share of something: more than 0, at most 1. */
+/** A share of something: more than 0 (or 0 itself, if `zero` says it means none), at most 1. */
 export const share =
-  (name: string) =>
+  (name: string, { zero = false } = {}) =>
   (value: string): number => {
-    const n = /^\d*\.?\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
-    if (!(n > 0 && n <= 1)) throw new InvalidArgumentError(`${name} must be more than 0 and at most 1.`);
+    const n = decimalNumber(value, false) ?? Number.NaN;
+    if (!((zero ? n >= 0 : n > 0) && n <= 1))
+      throw new InvalidArgumentError(
+        `${name} must be ${zero ? 'from 0 to 1' : 'more than 0 and at most 1'}.`,
+      );
     return n;
   };
 

@@ -2,6 +2,7 @@
 // in UPPER_SNAKE with `__` between levels. Text is turned into the option's type here,
 // guided by the schema; text that does not fit is passed on as is, so that validation
 // reports it with the option's path like any other invalid value.
+import { decimalNumber } from './decimal.ts';
 import { configOptions, ENV_PREFIX, type EnvKind } from './options.ts';
 import { renamedEnvVars } from './renamed.ts';
 import { setPath, type PlainObject } from './plain-objects.ts';
@@ -41,10 +42,9 @@ const FALSE = /^(false|0|no|off)$/i;
 function fromText(kind: EnvKind, text: string): unknown {
   const trimmed = text.trim();
   switch (kind) {
-    case 'number': {
-      const number = Number(trimmed);
-      return trimmed === '' || Number.isNaN(number) ? text : number;
-    }
+    case 'integer':
+    case 'number':
+      return decimalNumber(text, kind === 'integer') ?? text;
     case 'boolean':
     case 'boolean-or-object':
       return TRUE.test(trimmed) ? true : FALSE.test(trimmed) ? false : text;

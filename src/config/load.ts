@@ -1,7 +1,7 @@
 // Builds the one configuration of a run. Sources, lowest precedence first: the schema's
 // defaults, a JSON or YAML file, environment variables, the CLI's overrides. Validated
 // once, here, and frozen, so that nothing downstream re-checks or mutates it.
-import type { z } from 'zod';
+import { ZodNumber, type z } from 'zod';
 import { CONFIG_FILE_ENV_VAR } from './env.ts';
 import { ConfigError } from './errors.ts';
 import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
@@ -38,9 +38,21 @@ function rejectRenamedOptions(layers: readonly Layer[]): void {
   });
 }
 
-/** zod's "expected string, received undefined" means the option is required and was not set. */
-const requiredWhenMissing = (issue: z.core.$ZodRawIssue) =>
-  issue.code === 'invalid_type' && issue.input === undefined ? 'required' : undefined;
+/**
+ * zod's "expected string, received undefined" means the option is required and was not set.
+ * Text where a number belongs is text that is not decimal digits (the environment reads
+ * those as numbers): "received string" would not tell the operator that 0x10 or 1e3 is the
+ * problem, and the value itself is never quoted.
+ */
+function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
+  if (issue.code !== 'invalid_type') return undefined;
+  if (issue.input === undefined) return 'required';
+  if (issue.expected === 'number' && typeof issue.input === 'string')
+    return issue.inst instanceof ZodNumber && issue.inst.isInt
+      ? 'Invalid input: expected a whole number in decimal digits, e.g. 1000'
+      : 'Invalid input: expected a number in decimal digits, e.g. 0.5';
+  return undefined;
+}
 
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
@@ -53,7 +65,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
 
   rejectRenamedOptions(layers);
   const merged = layers.reduce<PlainObject>((config, layer) => deepMerge(config, layer.input), {});
-  const result = configSchema.safeParse(merged, { error: requiredWhenMissing });
+  const result = configSchema.safeParse(merged, { error: issueMessage });
   const issues = [
     ...(result.success ? [] : result.error.issues),
     ...(options.serviceCredentials === false ? [] : missingCredentials(merged['refdata'])),

@@ -6,7 +6,7 @@ import { secretFields } from './fields.ts';
 import { configSchema } from './schema.ts';
 
 /** How an environment variable's text becomes a value of the option. */
-export type EnvKind = 'string' | 'number' | 'boolean' | 'list' | 'boolean-or-object';
+export type EnvKind = 'string' | 'integer' | 'number' | 'boolean' | 'list' | 'boolean-or-object';
 
 export interface OptionInfo {
   /** Dotted path, e.g. `kafka.brokers`. */
@@ -85,7 +85,8 @@ function describeType(core: z.core.$ZodType): { type: string; envKind: EnvKind }
       envKind: 'string',
     };
   }
-  if (core instanceof z.ZodNumber) return { type: numberType(core), envKind: 'number' };
+  if (core instanceof z.ZodNumber)
+    return { type: numberType(core), envKind: core.isInt ? 'integer' : 'number' };
   if (core instanceof z.ZodBoolean) return { type: 'boolean', envKind: 'boolean' };
   if (core instanceof z.ZodArray) return { type: 'list of strings', envKind: 'list' };
   if (core instanceof z.ZodUnion) return { type: 'boolean or object', envKind: 'boolean-or-object' };

@@ -69,6 +69,24 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stderr).toContain('batching.maxTasks');
   });
 
+  it.each(['config check', 'run'])(
+    'regression: %s took PARTNER_ENRICH_BATCHING__MAX_TASKS=0x10 as 16',
+    async (command) => {
+      const { code, stderr } = await runCli(command.split(' '), {
+        PARTNER_ENRICH_REFDATA__API_KEY: 'k',
+        PARTNER_ENRICH_KAFKA__BROKERS: '127.0.0.1:1',
+        PARTNER_ENRICH_BATCHING__MAX_TASKS: '0x10',
+      });
+      expect(code).toBe(2);
+      expect(stderr).toContain(
+        'CONFIG_INVALID: Invalid configuration (1 problem):\n' +
+          '  - batching.maxTasks: Invalid input: expected a whole number in decimal digits, e.g. 1000 ' +
+          '(from environment variable PARTNER_ENRICH_BATCHING__MAX_TASKS)',
+      );
+      expect(stderr).not.toContain('0x10');
+    },
+  );
+
   it('regression: run logged the tracing endpoint with its password', async () => {
     const { code, stdout, stderr } = await runCli(['run'], {
       PARTNER_ENRICH_REFDATA__API_KEY: 'k',
@@ -317,6 +335,50 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(code).toBe(1);
     expect(stderr).toContain(`error: ${message}`);
     expect(stderr).not.toContain('KAFKA_UNAVAILABLE');
+  });
+
+  // A sandbox on a free port, so that one started before the fix only serves until it says so.
+  const sandboxWith = (...flags: string[]) => ['sandbox', '--host', '127.0.0.1', '--port', '0', ...flags];
+  it.each([
+    [
+      sandboxWith('--orgs', '0x10'),
+      "option '--orgs <n>' argument '0x10' is invalid. orgs must be a whole number 0 or more.",
+    ],
+    [
+      sandboxWith('--seed', '1e3'),
+      "option '--seed <n>' argument '1e3' is invalid. seed must be a whole number 0 or more.",
+    ],
+    [
+      sandboxWith('--port', ''),
+      "option '--port <port>' argument '' is invalid. port must be a whole number from 0 to 65535.",
+    ],
+    [
+      sandboxWith('--error-rate', '0x1'),
+      "option '--error-rate <share>' argument '0x1' is invalid. --error-rate must be from 0 to 1.",
+    ],
+    [
+      ['demo', '--orgs', '2e3', '--input', 'missing.ndjson'],
+      "option '--orgs <n>' argument '2e3' is invalid. orgs must be a whole number 0 or more.",
+    ],
+  ])('regression: %j was read as a number, though not written in decimal digits', async (args, message) => {
+    const child = startCli(args, {});
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (chunk) => (stdout += chunk));
+    child.stderr?.on('data', (chunk) => (stderr += chunk));
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    try {
+      const outcome = await Promise.race([
+        exited,
+        new Promise<'serving'>((resolve) =>
+          child.stdout?.on('data', () => stdout.includes('listening on') && resolve('serving')),
+        ),
+      ]);
+      expect(outcome, stdout + stderr).toBe(1);
+      expect(stderr.split('\n')[0]).toBe(`error: ${message}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('regression: sandbox on a port in use ended as an unexpected failure with a stack', async () => {

@@ -110,9 +110,46 @@ describe('environment variables', () => {
       'CONFIG_INVALID',
     );
     expect(problemPaths(error)).toEqual(['batching.maxTasks']);
-    expect(error.message).toContain('expected number');
-    expect(error.message).toContain('(from environment variable PARTNER_ENRICH_BATCHING__MAX_TASKS)');
+    expect(error.message).toContain(
+      'batching.maxTasks: Invalid input: expected a whole number in decimal digits, e.g. 1000 ' +
+        '(from environment variable PARTNER_ENRICH_BATCHING__MAX_TASKS)',
+    );
   });
+
+  it('read numbers in decimal digits, trimmed, with a fraction only where the option takes one', () => {
+    const config = withEnv({
+      PARTNER_ENRICH_BATCHING__MAX_TASKS: ' 0250 ',
+      PARTNER_ENRICH_LOOKUP__MATCHING_THRESHOLD: '.75',
+    });
+    expect(config.batching.maxTasks).toBe(250);
+    expect(config.lookup.matchingThreshold).toBe(0.75);
+    const error = configErrorOf(
+      () => withEnv({ PARTNER_ENRICH_BATCHING__MAX_TASKS: '2.5' }),
+      'CONFIG_INVALID',
+    );
+    expect(error.message).toContain(
+      'batching.maxTasks: Invalid input: expected a whole number in decimal digits',
+    );
+  });
+
+  it.each([
+    ['PARTNER_ENRICH_BATCHING__MAX_TASKS', 'batching.maxTasks', '0x10', 'whole number'],
+    ['PARTNER_ENRICH_BATCHING__MAX_TASKS', 'batching.maxTasks', '1e3', 'whole number'],
+    ['PARTNER_ENRICH_REFDATA__TIMEOUT_MS', 'refdata.timeoutMs', '0b1010', 'whole number'],
+    ['PARTNER_ENRICH_SHUTDOWN__GRACE_MS', 'shutdown.graceMs', '0o17', 'whole number'],
+    ['PARTNER_ENRICH_LOOKUP__MATCHING_THRESHOLD', 'lookup.matchingThreshold', '5e-1', 'number'],
+  ])(
+    'regression: %s (%s) read %s as a number, which is not written in decimal digits',
+    (variable, path, text, kind) => {
+      const error = configErrorOf(() => withEnv({ [variable]: text }), 'CONFIG_INVALID');
+      expect(problemPaths(error)).toEqual([path]);
+      expect(error.message).toContain(
+        `${path}: Invalid input: expected a ${kind} in decimal digits, e.g. ` +
+          `${kind === 'number' ? '0.5' : '1000'} (from environment variable ${variable})`,
+      );
+      expect(error.message).not.toContain(text);
+    },
+  );
 
   it('report text that is not a boolean with the option path', () => {
     const error = configErrorOf(() => withEnv({ PARTNER_ENRICH_SKIP_UNCHANGED: 'maybe' }), 'CONFIG_INVALID');

@@ -4,14 +4,15 @@ import type { Command } from 'commander';
 import { countRecords } from '../../files/ndjson-source.ts';
 import { RunSummary } from '../../pipeline/run-summary.ts';
 import { createFileEnrichment, inputFile } from '../enrichment.ts';
+import { wholeNumber } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
 import { summaryTable } from '../summary-table.ts';
 
 interface DemoOptions {
   input?: string;
   outputDir?: string;
-  orgs: string;
-  seed: string;
+  orgs: number;
+  seed: number;
   progress: boolean;
 }
 
@@ -27,8 +28,13 @@ export function registerDemo(program: Command): void {
       'NDJSON PartnerRecords (default: files.input, else the examples/partners.ndjson that comes with partner-enrich)',
     )
     .option('--output-dir <dir>', 'where the output files go (default: files.outputDir, out/)')
-    .option('--orgs <n>', 'organizations in the sandbox dataset', '20000')
-    .option('--seed <n>', 'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)', '42')
+    .option('--orgs <n>', 'organizations in the sandbox dataset', wholeNumber('orgs', 0), 20_000)
+    .option(
+      '--seed <n>',
+      'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)',
+      wholeNumber('seed', 0),
+      42,
+    )
     .option('--no-progress', 'no progress bar')
     .action(async (options: DemoOptions, command: Command) => {
       // Ctrl-C or SIGTERM: the records in flight are finished (within shutdown.graceMs) and the
@@ -44,8 +50,8 @@ export function registerDemo(program: Command): void {
       const sandbox = await startSandbox({
         port: 0,
         apiKey,
-        orgs: Number(options.orgs),
-        seed: Number(options.seed),
+        orgs: options.orgs,
+        seed: options.seed,
       });
       try {
         const config = commandConfig(command, {

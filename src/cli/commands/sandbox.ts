@@ -1,7 +1,8 @@
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 // Only the flags' defaults at registration: the sandbox (fastify, the dataset, the response
 // validator) is imported when this command runs, so that `run` and the other commands never load it.
 import { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode } from '../../sandbox/defaults.ts';
+import { share, wholeNumber } from '../option-parsers.ts';
 
 interface SandboxFlags {
   port: number;
@@ -26,17 +27,6 @@ interface SandboxFlags {
 /** How long the requests being answered get once the sandbox is told to stop. */
 const CLOSE_BOUND_MS = 2_000;
 
-const integer = (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
-  return n;
-};
-const share = (value: string): number => {
-  const n = Number(value);
-  if (!(n >= 0 && n <= 1)) throw new InvalidArgumentError('must be a number from 0 to 1');
-  return n;
-};
-
 export function registerSandbox(program: Command): void {
   program
     .command('sandbox')
@@ -45,7 +35,7 @@ export function registerSandbox(program: Command): void {
         'fault injection (also at run time: PUT /admin/faults), counters (GET /admin/stats) and reference data ' +
         'revisions (POST /admin/dataset/revise); see docs/SANDBOX.md',
     )
-    .option('--port <port>', 'port; 0 picks a free one', integer, 8080)
+    .option('--port <port>', 'port; 0 picks a free one', wholeNumber('port', 0, 65_535), 8080)
     .option('--host <host>', 'interface to listen on', SANDBOX_DEFAULTS.host)
     .option('--api-key <key>', 'accepted X-API-KEY', SANDBOX_DEFAULTS.apiKey)
     .option('--client-id <id>', 'OAuth client id of the token endpoint', SANDBOX_DEFAULTS.clientId)
@@ -54,21 +44,56 @@ export function registerSandbox(program: Command): void {
       'OAuth client secret of the token endpoint',
       SANDBOX_DEFAULTS.clientSecret,
     )
-    .option('--orgs <n>', 'organizations in the generated dataset', integer, 10_000)
-    .option('--seed <n>', 'seed of the dataset and of fault decisions', integer, 1)
+    .option('--orgs <n>', 'organizations in the generated dataset', wholeNumber('orgs', 0), 10_000)
+    .option('--seed <n>', 'seed of the dataset and of fault decisions', wholeNumber('seed', 0), 1)
     .addOption(
       new Option('--mode <mode>', 'realistic: bulks run in the background; instant: finished at once')
         .choices(SANDBOX_MODES)
         .default('realistic'),
     )
-    .option('--latency-ms <ms>', 'latency added to every request', integer, 0)
-    .option('--latency-jitter-ms <ms>', 'up to this much more latency, drawn per request', integer, 0)
-    .option('--error-rate <share>', 'share of requests answered 503', share, 0)
-    .option('--throttle-rate <share>', 'share of requests answered 429 with Retry-After', share, 0)
-    .option('--reset-rate <share>', 'share of requests whose connection is reset without an answer', share, 0)
-    .option('--retry-after-seconds <s>', 'Retry-After of the injected 429s', integer, 1)
-    .option('--task-failure-rate <share>', 'share of bulk tasks that end FAILED', share, 0)
-    .option('--job-death-rate <share>', 'share of jobs that die half-way', share, 0)
+    .option('--latency-ms <ms>', 'latency added to every request', wholeNumber('latencyMs', 0), 0)
+    .option(
+      '--latency-jitter-ms <ms>',
+      'up to this much more latency, drawn per request',
+      wholeNumber('latencyJitterMs', 0),
+      0,
+    )
+    .option(
+      '--error-rate <share>',
+      'share of requests answered 503',
+      share('--error-rate', { zero: true }),
+      0,
+    )
+    .option(
+      '--throttle-rate <share>',
+      'share of requests answered 429 with Retry-After',
+      share('--throttle-rate', { zero: true }),
+      0,
+    )
+    .option(
+      '--reset-rate <share>',
+      'share of requests whose connection is reset without an answer',
+      share('--reset-rate', { zero: true }),
+      0,
+    )
+    .option(
+      '--retry-after-seconds <s>',
+      'Retry-After of the injected 429s',
+      wholeNumber('retryAfterSeconds', 0),
+      1,
+    )
+    .option(
+      '--task-failure-rate <share>',
+      'share of bulk tasks that end FAILED',
+      share('--task-failure-rate', { zero: true }),
+      0,
+    )
+    .option(
+      '--job-death-rate <share>',
+      'share of jobs that die half-way',
+      share('--job-death-rate', { zero: true }),
+      0,
+    )
     .option('--over-limit', 'every quota consume answers OVER_LIMIT', false)
     .action(async (flags: SandboxFlags) => {
       const { startSandbox } = await import('../../sandbox/index.ts');
