@@ -21,7 +21,11 @@ export const REFDATA_TRANSPORT_ERROR_CODES = [
   'REFDATA_TIMEOUT',
   'REFDATA_ABORTED',
 ] as const;
-export const REFDATA_JOB_ERROR_CODES = ['REFDATA_JOB_FAILED', 'REFDATA_JOB_TIMEOUT'] as const;
+export const REFDATA_JOB_ERROR_CODES = [
+  'REFDATA_JOB_FAILED',
+  'REFDATA_JOB_TIMEOUT',
+  'REFDATA_JOB_UNREACHABLE',
+] as const;
 
 export const REFDATA_ERROR_CODES = [
   ...REFDATA_CONFIG_ERROR_CODES,
@@ -143,20 +147,28 @@ export interface JobFailure {
   statusMessage?: string;
 }
 
-/** A polled job ended in a failed state, or did not end within the time budget. */
+/**
+ * A polled job ended in a failed state, did not end within the time budget, or could not be
+ * read (`cause`: the last read's error, after the client's retries and the missed polls).
+ */
 export class RefDataJobError extends RefDataError<(typeof REFDATA_JOB_ERROR_CODES)[number]> {
   readonly jobId: string;
   readonly status: string | undefined;
 
-  constructor(code: RefDataJobError['code'], failure: JobFailure) {
+  constructor(code: RefDataJobError['code'], failure: JobFailure, options: { cause?: RefDataError } = {}) {
     const reason = failure.statusMessage ? `: ${failure.statusMessage}` : '';
+    const lastStatus = `last status ${failure.status ?? 'none'}`;
     const message =
       code === 'REFDATA_JOB_TIMEOUT'
-        ? `${failure.kind} ${failure.jobId} did not finish in time (last status ${failure.status ?? 'none'})`
-        : `${failure.kind} ${failure.jobId} ended with status ${failure.status ?? 'none'}${reason}`;
+        ? `${failure.kind} ${failure.jobId} did not finish in time (${lastStatus})`
+        : code === 'REFDATA_JOB_UNREACHABLE'
+          ? `${failure.kind} ${failure.jobId} could not be read (${lastStatus}): ${options.cause?.message ?? 'no answer'}`
+          : `${failure.kind} ${failure.jobId} ended with status ${failure.status ?? 'none'}${reason}`;
     super(code, message, {
-      canRetry: code === 'REFDATA_JOB_TIMEOUT',
-      details: withoutUndefined({ ...failure }),
+      // The job goes on on the service whether or not it could be read or finished in time.
+      canRetry: code !== 'REFDATA_JOB_FAILED',
+      cause: options.cause,
+      details: withoutUndefined({ ...failure, causeCode: options.cause?.code }),
     });
     this.jobId = failure.jobId;
     this.status = failure.status;

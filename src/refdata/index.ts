@@ -43,6 +43,7 @@ export {
   walkCursorPages,
 } from './paging.ts';
 export {
+  POLL_DEFAULTS,
   waitForBulkLookup,
   waitForEventStoreInitializerJob,
   waitForExtdLookupJob,

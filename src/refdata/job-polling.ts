@@ -3,13 +3,22 @@
 // spec lists the statuses but not the transitions, so "final" is our reading of their names:
 // FINISHED (and ARCHIVED for event store jobs) succeed; COULDNT_START, DIED, CANCELED and a
 // bulk's FAILED (or CANCELED) fail; everything else, UNKNOWN included, keeps the poll going.
+// A job runs on the service whether or not it is read: a read that fails for a reason that
+// may pass (the client's own attempts used up on resets, time-outs, 5xx, 429) is a missed
+// poll, read again under the client's retry policy, and only a run of them ends the wait.
 
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RefDataClient } from './client.ts';
-import { RefDataJobError, RefDataTransportError, type JobFailure } from './errors.ts';
+import {
+  isRefDataError,
+  RefDataHttpError,
+  RefDataJobError,
+  RefDataTransportError,
+  type JobFailure,
+} from './errors.ts';
 import type { CallOptions, Schemas } from './operation-types.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import type { RetryEnvironment } from './retry-policy.ts';
+import { nextRetryDelayMs, type RetryEnvironment } from './retry-policy.ts';
 
 export interface JobProgress {
   jobId: string;
@@ -24,13 +33,23 @@ export interface PollOptions extends Partial<RetryEnvironment> {
   /** Ceiling of the first wait; doubles per poll. */
   initialDelayMs?: number;
   maxDelayMs?: number;
-  /** Overall budget; exceeding it fails with REFDATA_JOB_TIMEOUT. */
+  /** Overall budget; exceeding it fails with REFDATA_JOB_TIMEOUT (REFDATA_JOB_UNREACHABLE when the last read failed). */
   timeoutMs?: number;
+  /** Missed polls in a row (reads failing with a retryable error) that end the wait with REFDATA_JOB_UNREACHABLE. */
+  maxMissedPolls?: number;
   onProgress?: (progress: JobProgress) => void;
   signal?: AbortSignal;
 }
 
-const POLL_DEFAULTS = { initialDelayMs: 1_000, maxDelayMs: 30_000, timeoutMs: 30 * 60_000 };
+// Between 8 missed polls in a row: 1, 2, 4, 8, 16, 30 and 30 s (each drawn between half and all
+// of it), besides the client's own attempts at each read: an outage of one to two minutes is
+// ridden out.
+export const POLL_DEFAULTS = Object.freeze({
+  initialDelayMs: 1_000,
+  maxDelayMs: 30_000,
+  timeoutMs: 30 * 60_000,
+  maxMissedPolls: 8,
+});
 
 interface JobKind<Job> {
   kind: JobFailure['kind'];
@@ -44,30 +63,56 @@ interface JobKind<Job> {
 }
 
 async function pollUntilFinal<Job>(jobId: string, kind: JobKind<Job>, options: PollOptions): Promise<Job> {
-  const { initialDelayMs, maxDelayMs, timeoutMs } = { ...POLL_DEFAULTS, ...options };
+  const { initialDelayMs, maxDelayMs, timeoutMs, maxMissedPolls } = { ...POLL_DEFAULTS, ...options };
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const sleep = options.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
   const call: CallOptions = options.signal ? { signal: options.signal } : {};
+  // A Retry-After is waited for however long, within the budget: the job goes on meanwhile.
+  const missedPollPolicy = {
+    maxAttempts: maxMissedPolls,
+    baseDelayMs: initialDelayMs,
+    maxDelayMs,
+    maxRetryAfterMs: timeoutMs,
+  };
   const startedAt = now();
-  for (let polls = 1; ; polls++) {
-    const job = await kind.read(call);
-    const status = kind.statusOf(job);
-    options.onProgress?.({
-      jobId,
-      status,
-      progress: kind.progressOf(job),
-      polls,
-      elapsedMs: now() - startedAt,
-    });
-    if (status !== undefined && kind.succeeded.includes(status)) return job;
-    const failure: JobFailure = { kind: kind.kind, jobId, status };
-    const statusMessage = kind.messageOf(job);
-    if (statusMessage !== undefined) failure.statusMessage = statusMessage;
-    if (status !== undefined && kind.failed.includes(status))
-      throw new RefDataJobError('REFDATA_JOB_FAILED', failure);
-    const waitMs = backoffDelay(polls, { initialDelayMs, maxDelayMs }, random);
-    if (now() - startedAt + waitMs > timeoutMs) throw new RefDataJobError('REFDATA_JOB_TIMEOUT', failure);
+  let failure: JobFailure = { kind: kind.kind, jobId, status: undefined };
+  let missed = 0;
+  for (let polls = 1; ;) {
+    const read = await kind.read(call).then(
+      (job) => ({ job }),
+      (error: unknown) => {
+        // Only a failure that may pass is a missed poll: a 404, a refused credential or an
+        // answer that cannot be read stays what it is however often the job is read.
+        if (isRefDataError(error) && error.canRetry) return { error };
+        throw error;
+      },
+    );
+    let waitMs: number | undefined;
+    if ('error' in read) {
+      const retryAfterMs = read.error instanceof RefDataHttpError ? read.error.retryAfterMs : undefined;
+      waitMs = nextRetryDelayMs({ canRetry: true, retryAfterMs }, ++missed, missedPollPolicy, random);
+      if (waitMs === undefined || now() - startedAt + waitMs > timeoutMs)
+        throw new RefDataJobError('REFDATA_JOB_UNREACHABLE', failure, { cause: read.error });
+    } else {
+      missed = 0;
+      const status = kind.statusOf(read.job);
+      options.onProgress?.({
+        jobId,
+        status,
+        progress: kind.progressOf(read.job),
+        polls,
+        elapsedMs: now() - startedAt,
+      });
+      if (status !== undefined && kind.succeeded.includes(status)) return read.job;
+      failure = { kind: kind.kind, jobId, status };
+      const statusMessage = kind.messageOf(read.job);
+      if (statusMessage !== undefined) failure.statusMessage = statusMessage;
+      if (status !== undefined && kind.failed.includes(status))
+        throw new RefDataJobError('REFDATA_JOB_FAILED', failure);
+      waitMs = backoffDelay(polls++, { initialDelayMs, maxDelayMs }, random);
+      if (now() - startedAt + waitMs > timeoutMs) throw new RefDataJobError('REFDATA_JOB_TIMEOUT', failure);
+    }
     try {
       await sleep(waitMs, options.signal);
     } catch (cause) {

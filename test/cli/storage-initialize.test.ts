@@ -3,7 +3,7 @@
 // has printed the state before, so every state is seen without depending on timing.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliResult } from '../support/cli.ts';
 import { CREDENTIALS, startTestSandbox, type TestSandbox } from '../sandbox/support/sandbox-fixtures.ts';
 
@@ -210,6 +210,47 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
     expect(stdout).toMatch(/^status +CREATED$/m);
     expect(stderr).toMatch(/REFDATA_JOB_TIMEOUT: .* did not finish in time \(last status CREATED\)/);
     expect(stderr).toMatch(/job \S+ keeps running on the service/);
+  });
+
+  describe('while the service resets every connection', () => {
+    const resets = async (): Promise<number> => Number((await sandbox.stats())['injectedResets'] ?? 0);
+    const setResetRate = (resetRate: number) => sandbox.raw('PUT', '/admin/faults', { body: { resetRate } });
+    afterEach(() => setResetRate(0));
+
+    it('regression: one network error while following ended the command (exit 2, the job left behind)', async () => {
+      const command = started(['--storage', STORAGE]);
+      let ended = false;
+      void command.result.then(() => (ended = true));
+      await command.shows(/CREATED, 0 %/);
+      // More resets than the client's own attempts at one read (retry.maxAttempts, 5): before,
+      // the first read that used them all up ended the command.
+      const before = await resets();
+      await setResetRate(1);
+      while (!ended && (await resets()) < before + 8) await new Promise((resolve) => setTimeout(resolve, 50));
+      await setResetRate(0);
+      sandbox.clock.advance(60_000);
+      const { code, stdout, stderr } = await command.result;
+
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/^status +FINISHED$/m);
+      expect(stderr).not.toContain('REFDATA_NETWORK_ERROR');
+    });
+
+    it('gives up at --timeout with REFDATA_JOB_UNREACHABLE naming the job, printed as last read (exit 2)', async () => {
+      const command = started(['--storage', STORAGE, '--timeout', '3']);
+      await command.shows(/CREATED, 0 %/);
+      await setResetRate(1);
+      const { code, stdout, stderr } = await command.result;
+
+      const id = (/started event store initializer job (\S+)/.exec(stderr) as RegExpExecArray)[1] as string;
+      expect(code, stderr).toBe(2);
+      expect(stdout).toMatch(/^status +CREATED$/m);
+      expect(stderr).toContain(
+        `partner-enrich: REFDATA_JOB_UNREACHABLE: eventStoreInitializerJob ${id} could not be read ` +
+          '(last status CREATED): getEventStoreInitializerJob: network error (ECONNRESET)',
+      );
+      expect(stderr).toContain(`partner-enrich: job ${id} may still be running on the service`);
+    });
   });
 
   it('--no-wait prints only the job id and never reads the job', async () => {

@@ -119,4 +119,88 @@ describe('job helpers', () => {
     expect(error).toMatchObject({ code: 'REFDATA_JOB_FAILED', jobId: 'bulk-1', status: 'CANCELED' });
     expect(server.requests).toHaveLength(1);
   });
+
+  describe('a read that fails for a reason that may pass is a missed poll, read again', () => {
+    const ESI_PATH = '/public/jobs/eventStoreInitializerJobs/esi-3';
+    /** One attempt per read, so that each failed request is one missed poll. */
+    const singleAttempt = (url: string) => clientFor(url, 'apiKey', { retry: { maxAttempts: 1 } });
+
+    it('regression: a connection reset ended the wait for a running job; now it is ridden out with growing delays', async () => {
+      let served = 0;
+      server = await startTestServer(() => {
+        served++;
+        if (served === 1) return { body: { id: 'esi-3', status: 'RUNNING', progress: 10 } };
+        if (served <= 4) return served === 3 ? { status: 503 } : 'reset';
+        return { body: { id: 'esi-3', status: 'FINISHED', progress: 100 } };
+      });
+      const clock = manualClock();
+      const job = await waitForEventStoreInitializerJob(singleAttempt(server.url), 'esi-3', {
+        initialDelayMs: 1_000,
+        random: () => 1,
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      expect(job.status).toBe('FINISHED');
+      // The poll's 1 s, then the missed polls' 1, 2 and 4 s.
+      expect(clock.sleeps).toEqual([1_000, 1_000, 2_000, 4_000]);
+      expect(server.requestsTo(ESI_PATH)).toHaveLength(5);
+    });
+
+    it("waits a 429's Retry-After before reading again", async () => {
+      let served = 0;
+      server = await startTestServer(() =>
+        ++served === 1
+          ? { status: 429, headers: { 'retry-after': '7' } }
+          : { body: { id: 'esi-3', status: 'FINISHED' } },
+      );
+      const clock = manualClock();
+      await waitForEventStoreInitializerJob(singleAttempt(server.url), 'esi-3', {
+        now: clock.now,
+        sleep: clock.sleep,
+      });
+      expect(clock.sleeps).toEqual([7_000]);
+    });
+
+    it('gives up after maxMissedPolls in a row with REFDATA_JOB_UNREACHABLE naming the job, its last status and the cause', async () => {
+      let served = 0;
+      server = await startTestServer(() =>
+        ++served === 1 ? { body: { id: 'esi-3', status: 'RUNNING', progress: 10 } } : { status: 503 },
+      );
+      const clock = manualClock();
+      const error = await rejectionOf(
+        waitForEventStoreInitializerJob(singleAttempt(server.url), 'esi-3', {
+          maxMissedPolls: 3,
+          random: () => 1,
+          now: clock.now,
+          sleep: clock.sleep,
+        }),
+      );
+      expect(error).toBeInstanceOf(RefDataJobError);
+      expect(error).toMatchObject({
+        code: 'REFDATA_JOB_UNREACHABLE',
+        jobId: 'esi-3',
+        status: 'RUNNING',
+        canRetry: true,
+        details: { causeCode: 'REFDATA_SERVER_ERROR' },
+      });
+      expect(error.message).toBe(
+        'eventStoreInitializerJob esi-3 could not be read (last status RUNNING): ' +
+          'getEventStoreInitializerJob failed with HTTP 503',
+      );
+      expect(server.requestsTo(ESI_PATH)).toHaveLength(4);
+    });
+
+    it('passes on at once a failure that reading again cannot mend (404)', async () => {
+      server = await startTestServer(() => ({ status: 404 }));
+      const clock = manualClock();
+      const error = await rejectionOf(
+        waitForEventStoreInitializerJob(singleAttempt(server.url), 'esi-3', {
+          now: clock.now,
+          sleep: clock.sleep,
+        }),
+      );
+      expect(error).toMatchObject({ code: 'REFDATA_NOT_FOUND' });
+      expect(server.requestsTo(ESI_PATH)).toHaveLength(1);
+    });
+  });
 });

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { ConfigError, envVarFor, type Config } from '../../config/index.ts';
 import { describeProblems } from '../../config/problems.ts';
 import {
+  POLL_DEFAULTS,
   RefDataHttpError,
   RefDataJobError,
   waitForEventStoreInitializerJob,
@@ -83,7 +84,9 @@ export function registerStorageInitialize(program: Command): void {
       "start the reference data service's event store initializer job for a platform-side storage (a " +
         'BusinessPartnerCreated event per partner of the storage) and follow it to its end; exits 0 when it ' +
         `FINISHED, ${STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished} when it DIED, COULDNT_START or was ARCHIVED, ` +
-        `${STORAGE_INITIALIZE_EXIT_CODES.stillRunning} when it is still running after --timeout. ` +
+        `${STORAGE_INITIALIZE_EXIT_CODES.stillRunning} when it is still running after --timeout, ` +
+        `2 when it could not be read in ${POLL_DEFAULTS.maxMissedPolls} polls in a row (network errors, 5xx and 429s ` +
+        'are ridden out until then). ' +
         'Needs refdata.dataExchangePassword (the data exchange API authenticates as refdata.credentialUsername)',
     )
     .requiredOption('--storage <id>', 'the storage to initialize', nonEmpty)
@@ -134,10 +137,14 @@ export function registerStorageInitialize(program: Command): void {
       const { job, failure } = await follow(client, jobId, flags);
       console.log(flags.json ? JSON.stringify(job, null, 2) : describeJob(job));
       if (failure === undefined) return;
-      reportFailure(failure);
+      const errorExitCode = reportFailure(failure);
       if (failure.code === 'REFDATA_JOB_TIMEOUT') {
         console.error(`partner-enrich: job ${jobId} keeps running on the service`);
         process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.stillRunning;
+      } else if (failure.code === 'REFDATA_JOB_UNREACHABLE') {
+        // Where the job stands is not known, so neither 3 nor 4: a service error, as before the follow rode out any.
+        console.error(`partner-enrich: job ${jobId} may still be running on the service`);
+        process.exitCode = errorExitCode;
       } else {
         process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished;
       }
