@@ -28,7 +28,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-const isAlive = (pid: number): boolean => {
+export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
@@ -53,21 +53,39 @@ export async function stopProcess(pid: number, graceMs = 15_000): Promise<void> 
 }
 
 const PIDS_FILE = 'pids.json';
+/** Marks a run folder whose files were asked for (the chaos suite's CHAOS_KEEP_LOGS=true). */
+const KEPT_FILE = 'KEPT';
 
-/** Removes run folders whose owner process died without cleaning up, killing their services. */
-export async function reapStaleRuns(runsRoot: string): Promise<void> {
-  if (!existsSync(runsRoot)) return;
-  for (const entry of await readdir(runsRoot)) {
-    const owner = Number(entry.split('-')[0]);
-    if (Number.isInteger(owner) && isAlive(owner)) continue;
-    const path = join(runsRoot, entry);
+/** Stops the services recorded in a run folder and in the folders inside it (a chaos run holds one per scenario). */
+async function stopRecordedServices(path: string): Promise<void> {
+  const inside = (await readdir(path, { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => join(path, entry.name));
+  for (const folder of [path, ...inside]) {
+    const pidsFile = join(folder, PIDS_FILE);
     try {
-      const pids = JSON.parse(await readFile(join(path, PIDS_FILE), 'utf8')) as number[];
+      const pids = JSON.parse(await readFile(pidsFile, 'utf8')) as number[];
       await Promise.all(pids.map((pid) => stopProcess(pid, 5_000)));
     } catch {
       // no pid file: nothing was started
     }
-    await rm(path, { recursive: true, force: true });
+    // A kept folder stays: its pids, stopped once, must never be signalled again (they get reused).
+    await rm(pidsFile, { force: true });
+  }
+}
+
+/**
+ * Removes run folders whose owner process died without cleaning up, killing their services.
+ * A kept folder (keepRunDir) only has its services stopped: the folder is left in place.
+ */
+export async function reapStaleRuns(runsRoot: string): Promise<void> {
+  if (!existsSync(runsRoot)) return;
+  for (const entry of await readdir(runsRoot, { withFileTypes: true })) {
+    const owner = Number(entry.name.split('-')[0]);
+    if (Number.isInteger(owner) && isAlive(owner)) continue;
+    const path = join(runsRoot, entry.name);
+    if (entry.isDirectory()) await stopRecordedServices(path);
+    if (!existsSync(join(path, KEPT_FILE))) await rm(path, { recursive: true, force: true });
   }
 }
 
@@ -75,6 +93,11 @@ export async function createRunDir(runsRoot: string): Promise<RunDir> {
   const path = join(runsRoot, `${process.pid}-${Date.now()}`);
   await mkdir(path, { recursive: true });
   return { path, pids: [] };
+}
+
+/** Keeps the folder from later runs' reapers, which stop what it left running but remove nothing. */
+export async function keepRunDir(run: RunDir): Promise<void> {
+  await writeFile(join(run.path, KEPT_FILE), '');
 }
 
 /** Starts a detached process group whose output goes to a log file in the run folder. */

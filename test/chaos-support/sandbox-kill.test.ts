@@ -2,14 +2,20 @@
 // clients keep it busy: its totals must hold everything it answered, or a scenario counts quota
 // consumed without a bulk where there was one (service-restart failed once that way).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chaosRunDir } from '../chaos/support/run-dir.ts';
+import type { RunDir } from '../../deploy/local/processes.ts';
+import { closeRunDir, openChaosRun } from '../chaos/support/run-dir.ts';
 import { startSandboxProcess, type SandboxProcess } from '../chaos/support/sandbox-process.ts';
 
+let run: RunDir;
 let sandbox: SandboxProcess;
 beforeAll(async () => {
-  sandbox = await startSandboxProcess(await chaosRunDir(), { orgs: 20, seed: 5, mode: 'instant' });
+  run = await openChaosRun(undefined, false);
+  sandbox = await startSandboxProcess(run, { orgs: 20, seed: 5, mode: 'instant' });
 }, 90_000);
-afterAll(() => sandbox?.stop());
+afterAll(async () => {
+  await sandbox?.stop();
+  await closeRunDir(run, { keep: false });
+});
 
 /** Consumes one unit at a time, `clients` side by side, until the service dies; resolves with the units answered OK. */
 async function consumeUntilDead(clients: number): Promise<number> {

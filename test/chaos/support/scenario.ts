@@ -4,13 +4,13 @@
 // commits reach the end offsets (or the deadline), stops everything gracefully and reconciles.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { inject } from 'vitest';
 import { startRestartableKafkaBroker, type RestartableBroker } from '../../../deploy/local/kafka-broker.ts';
-import { stopProcess, type RunDir } from '../../../deploy/local/processes.ts';
+import type { RunDir } from '../../../deploy/local/processes.ts';
 import { createTopicsWithLeaders } from '../../../src/kafka/topics.ts';
 import { uniqueName } from '../../support/kafka.ts';
 import { InFlightPoller } from './in-flight-poller.ts';
@@ -18,7 +18,7 @@ import type { Expected, InputRecord } from './input.ts';
 import { committedBehind, reconcile, type Disruption, type Reconciliation } from './reconcile.ts';
 import { startRegistryProxy, type RegistryProxy } from './registry-proxy.ts';
 import { ReplicaSet } from './replicas.ts';
-import { CLI, NODE, chaosRunDir } from './run-dir.ts';
+import { CLI, NODE, closeRunDir, scenarioRunDir } from './run-dir.ts';
 import { startSandboxProcess, type SandboxProcess } from './sandbox-process.ts';
 
 export const KAFKA_VERSION = '4.4.0';
@@ -103,7 +103,7 @@ export class Scenario {
   }
 
   static async start(options: ScenarioOptions): Promise<Scenario> {
-    const runDir = await chaosRunDir();
+    const runDir = await scenarioRunDir(inject('chaosRunPath'));
     const [broker, proxy, sandbox] = await Promise.all([
       startRestartableKafkaBroker(runDir, KAFKA_VERSION),
       startRegistryProxy(inject('chaosRegistryUrl')),
@@ -298,8 +298,7 @@ export class Scenario {
     this.#poller.stop();
     await this.replicas.stopAll(5_000);
     await Promise.allSettled([this.sandbox.stop(), this.broker.stop(), this.proxy.close()]);
-    await Promise.all(this.runDir.pids.map((pid) => stopProcess(pid, 5_000)));
-    if (process.env.CHAOS_KEEP_LOGS !== 'true') await rm(this.runDir.path, { recursive: true, force: true });
+    await closeRunDir(this.runDir);
   }
 }
 
