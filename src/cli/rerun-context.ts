@@ -20,7 +20,7 @@ export interface RerunContext {
 
 /** Opens the state topic and reads it to its end. */
 export async function openRerunContext(config: Config): Promise<RerunContext> {
-  const kafka = await reachableKafka(config.kafka);
+  const kafka = await reachableKafka(config);
   const store = new KafkaRerunJobStore(kafka, config.topics.state);
   const admin = kafka.admin();
   try {

@@ -234,4 +234,34 @@ describe('partner-enrich topics create beside existing topics', () => {
     expect(result.stderr).not.toContain('unexpected failure');
     expect(result.stderr).not.toContain('    at ');
   });
+
+  it("regression: kafkajs's own JSON error line preceded TOPIC_CREATE_REFUSED (its detail is at debug level now)", async () => {
+    const { topics, env } = fresh();
+    const refused = { ...env, PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: '3' };
+    const all = pipelineTopicNames(topics).join(', ');
+    const line =
+      `partner-enrich: TOPIC_CREATE_REFUSED: the broker refused to create ${all}: ` +
+      'Replication-factor is invalid (INVALID_REPLICATION_FACTOR) ' +
+      '(asked for topics.partitions 2, topics.replicationFactor 3); nothing was created\n';
+    expect(await runCli(['topics', 'create'], refused)).toEqual({ code: 2, stdout: '', stderr: line });
+
+    const debug = await runCli(['topics', 'create'], {
+      ...refused,
+      PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'debug',
+    });
+    expect(debug.stderr).toBe(line);
+    const kafkajsLines = debug.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((text) => JSON.parse(text) as { level: number; name: string; msg: string; kafkajs?: object });
+    expect(kafkajsLines.length).toBeGreaterThan(0);
+    for (const entry of kafkajsLines) {
+      expect(entry).toMatchObject({
+        level: 20,
+        name: 'partner-enrich',
+        kafkajs: { namespace: 'Connection' },
+      });
+      expect(entry.msg).toMatch(/^Response CreateTopics/);
+    }
+  });
 });

@@ -131,7 +131,7 @@ export function registerDlqReplay(program: Command): void {
     .option('--dry-run', 'count what would be replayed, by stage and code, without publishing')
     .action(async (options: ReplayOptions, command: Command) => {
       const config = commandConfig(command, {}, true);
-      const kafka = await reachableKafka(config.kafka);
+      const kafka = await reachableKafka(config);
       // kafkajs asks for an unknown topic's metadata again for about 80 s before it fails.
       await assertTopics(kafka, [config.topics.deadLetters, config.topics.input]);
       const take = deadLetterFilter(options);

@@ -110,6 +110,7 @@ export function registerRun(program: Command): void {
         const building = createKafkaEnrichment(
           config,
           combineObservers(eventObserver('kafka'), logObserver(logger)),
+          logger,
         );
         enrichment = await exit.until(building);
         if (!enrichment) {
@@ -135,7 +136,7 @@ export function registerRun(program: Command): void {
           failing: () => exit.failure,
         });
         logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
-        lag = startLagReporter(createKafka(config.kafka).admin(), {
+        lag = startLagReporter(createKafka(config, logger).admin(), {
           topic: config.topics.input,
           groupId: config.kafka.groupId,
         });

@@ -18,7 +18,7 @@ export function registerTopicsCreate(program: Command): void {
     )
     .action(async (_options, command: Command) => {
       const config = commandConfig(command, {}, true);
-      const admin = (await reachableKafka(config.kafka)).admin();
+      const admin = (await reachableKafka(config)).admin();
       await admin.connect();
       try {
         const { created, notes } = await createPipelineTopics(admin, config.topics, config.topics);
