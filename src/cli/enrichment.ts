@@ -15,7 +15,7 @@ import { checkInputNotOutput, NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
 import { registerTopicEncoder, registryEndpoint } from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
-import { kafkajsLogCreator } from '../kafka/kafkajs-log.ts';
+import { kafkajsLogCreator, type KafkaLog } from '../kafka/kafkajs-log.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
 import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
@@ -24,7 +24,7 @@ import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
 import { toJsonRecord } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
-import { createLogger, type Logger } from '../observability/logger.ts';
+import { createLogger } from '../observability/logger.ts';
 import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
 import type { OutputSink, PipelineObserver, RecordSource, TransactionalOutputs } from '../pipeline/ports.ts';
 import { QuotaGate } from '../quota/quota-gate.ts';
@@ -80,8 +80,8 @@ export function createRefDataClient(refdata: Config['refdata'], retry: Config['r
 /** PEM material is given inline or as the path of a file, which the configuration checked. */
 const pem = (value: string): string => (isPemText(value) ? value : readFileSync(value, 'utf8'));
 
-/** `logger` takes kafkajs's own entries, at debug level (kafkajs-log.ts). */
-export function kafkaClientConfig(kafka: Config['kafka'], logger: Logger): KafkaConfig {
+/** `log` takes kafkajs's own entries (kafkajs-log.ts). */
+export function kafkaClientConfig(kafka: Config['kafka'], log: KafkaLog): KafkaConfig {
   const ssl: KafkaConfig['ssl'] =
     typeof kafka.ssl === 'boolean'
       ? kafka.ssl
@@ -103,29 +103,28 @@ export function kafkaClientConfig(kafka: Config['kafka'], logger: Logger): Kafka
     // process, to be restarted by its supervisor.
     retry: { initialRetryTime: 300, maxRetryTime: 10_000, retries: 12 },
     logLevel: logLevel.ERROR,
-    logCreator: kafkajsLogCreator(logger),
+    logCreator: kafkajsLogCreator(log),
   };
 }
 
-/** The logger of a command that has none of its own: the configured level, on stdout. */
-const configuredLogger = (config: KafkaClientSettings): Logger =>
-  createLogger({ level: config.observability.logLevel });
+/** A one-shot command's: the configured level, on stdout, kafkajs's entries as detail. */
+const commandLog = (config: KafkaClientSettings): KafkaLog => ({
+  logger: createLogger({ level: config.observability.logLevel }),
+  level: 'debug',
+});
 
 type KafkaClientSettings = Pick<Config, 'kafka' | 'observability'>;
 
-export const createKafka = (config: KafkaClientSettings, logger = configuredLogger(config)): Kafka =>
-  new Kafka(kafkaClientConfig(config.kafka, logger));
+export const createKafka = (config: KafkaClientSettings, log = commandLog(config)): Kafka =>
+  new Kafka(kafkaClientConfig(config.kafka, log));
 
 /**
  * The cluster's client once one of its brokers answered: a command started against a cluster
  * that is not there fails within seconds (KAFKA_UNAVAILABLE), not after the client's retries.
  */
-export async function reachableKafka(
-  config: KafkaClientSettings,
-  logger = configuredLogger(config),
-): Promise<Kafka> {
-  await probeBrokers(kafkaClientConfig(config.kafka, logger));
-  return createKafka(config, logger);
+export async function reachableKafka(config: KafkaClientSettings, log = commandLog(config)): Promise<Kafka> {
+  await probeBrokers(kafkaClientConfig(config.kafka, log));
+  return createKafka(config, log);
 }
 
 export function createSchemaRegistry(settings: Config['schemaRegistry']): SchemaRegistry {
@@ -351,9 +350,9 @@ function stateDir(config: Config): { dir: string; remove: () => Promise<void> } 
 export async function createKafkaEnrichment(
   config: Config,
   observer: PipelineObserver,
-  logger?: Logger,
+  log?: KafkaLog,
 ): Promise<Enrichment> {
-  const kafka = await reachableKafka(config, logger);
+  const kafka = await reachableKafka(config, log);
   const registry = createSchemaRegistry(config.schemaRegistry);
   const { topics } = config;
   // What is open so far, closed (last first) when a later step fails: a failed start must

@@ -1,19 +1,12 @@
 // The run's log as an operator reads it: a burst of per-record events is one line with a count.
-import { Writable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { logObserver } from '../../src/cli/log-observer.ts';
-import { createLogger } from '../../src/observability/logger.ts';
+import { capturedLogger } from '../support/captured-log.ts';
 
 function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, observer: logObserver(createLogger({ level: 'info', destination })) };
+  const { logger, lines } = capturedLogger();
+  return { lines, observer: logObserver(logger) };
 }
 
 describe('logObserver', () => {
@@ -22,11 +15,11 @@ describe('logObserver', () => {
     for (let i = 0; i < 500; i += 1) observer.retry?.('REFDATA_SERVER_ERROR', 1);
     observer.bulkFailed?.(500, 'REFDATA_SERVER_ERROR', 40);
     await nextTurn();
-    const retried = lines.filter((line) => line.msg === 'lookups retried');
+    const retried = lines().filter((line) => line.msg === 'lookups retried');
     expect(retried).toEqual([
       expect.objectContaining({ code: 'REFDATA_SERVER_ERROR', attempt: 1, records: 500 }),
     ]);
-    expect(lines.filter((line) => line.msg === 'bulk failed')).toHaveLength(1);
+    expect(lines().filter((line) => line.msg === 'bulk failed')).toHaveLength(1);
   });
 
   it('logs dead letters once per stage and code in a turn, with how many records', async () => {
@@ -36,7 +29,7 @@ describe('logObserver', () => {
     await nextTurn();
     observer.deadLetter?.('lookup', 'TASK_FAILED');
     await nextTurn();
-    const deadLettered = lines
+    const deadLettered = lines()
       .filter((line) => line.msg === 'records dead-lettered')
       .map(({ stage, code, records }) => ({ stage, code, records }));
     expect(deadLettered).toEqual([

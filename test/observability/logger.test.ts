@@ -1,27 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { PartnerEnrichError } from '../../src/errors.ts';
-import { createLogger, type LogLevel } from '../../src/observability/index.ts';
+import { capturedLogger } from '../support/captured-log.ts';
 import { Redactor } from '../../src/observability/secret-redactor.ts';
-
-/** A logger writing into memory; `lines()` returns what it wrote, parsed. */
-function capturedLogger(level: LogLevel = 'info', secrets?: Redactor) {
-  const chunks: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      chunks.push(chunk.toString('utf8'));
-      done();
-    },
-  });
-  const logger = createLogger({ level, destination, ...(secrets ? { secrets } : {}) });
-  const text = () => chunks.join('');
-  const lines = () =>
-    text()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-  return { logger, text, lines };
-}
 
 describe('createLogger', () => {
   it('writes one JSON object per line with level, time, name and message', () => {

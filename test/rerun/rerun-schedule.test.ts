@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../src/observability/index.ts';
+import { capturedLogger } from '../support/captured-log.ts';
 import {
   emptyChanges,
   emptyCounts,
@@ -134,18 +133,6 @@ class ManualClock implements Clock {
     }
     this.#time = to;
   }
-}
-
-function logLines() {
-  const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean))
-        lines.push(JSON.parse(line) as (typeof lines)[number]);
-      done();
-    },
-  });
-  return { lines, logger: createLogger({ level: 'debug', destination }) };
 }
 
 const TOPIC = 'partners.input';
@@ -319,7 +306,7 @@ describe('the running schedule', () => {
     overrides: Partial<RerunScheduleOptions> = {},
     store = storeWith().store,
   ) {
-    const { lines, logger } = logLines();
+    const { lines, logger } = capturedLogger('debug');
     const schedule = startRerunSchedule({
       spec: { everyMs: 86_400_000 },
       catchUp: false,
@@ -332,7 +319,7 @@ describe('the running schedule', () => {
     });
     const logged = (msg: string) =>
       vi.waitFor(() => {
-        const line = lines.find((candidate) => candidate.msg === msg);
+        const line = lines().find((candidate) => candidate.msg === msg);
         expect(line, msg).toBeDefined();
         return line;
       });

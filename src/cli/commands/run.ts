@@ -11,6 +11,7 @@ import { combineObservers } from '../../pipeline/ports.ts';
 import { eventObserver } from '../../pipeline/event-observer.ts';
 import { rerunScheduleSpec, startRerunSchedule, type RerunSchedule } from '../../rerun/rerun-schedule.ts';
 import { createKafka, createKafkaEnrichment, type Enrichment } from '../enrichment.ts';
+import type { KafkaLog } from '../../kafka/kafkajs-log.ts';
 import { ExitPath } from '../exit-path.ts';
 import { startLagReporter } from '../lag-reporter.ts';
 import { logObserver } from '../log-observer.ts';
@@ -76,6 +77,7 @@ export function registerRun(program: Command): void {
         },
       });
       const logger = createLogger({ level: config.observability.logLevel });
+      const kafkaLog: KafkaLog = { logger, level: 'warn' };
       const exit = new ExitPath({ logger, boundMs: config.shutdown.graceMs + CLOSE_BUDGET_MS });
       const stopTracing = await startTracing(config.tracing, logger);
       const metrics = createMetrics();
@@ -110,7 +112,7 @@ export function registerRun(program: Command): void {
         const building = createKafkaEnrichment(
           config,
           combineObservers(eventObserver('kafka'), logObserver(logger)),
-          logger,
+          kafkaLog,
         );
         enrichment = await exit.until(building);
         if (!enrichment) {
@@ -136,7 +138,7 @@ export function registerRun(program: Command): void {
           failing: () => exit.failure,
         });
         logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
-        lag = startLagReporter(createKafka(config, logger).admin(), {
+        lag = startLagReporter(createKafka(config, kafkaLog).admin(), {
           topic: config.topics.input,
           groupId: config.kafka.groupId,
         });
