@@ -61,7 +61,9 @@ export const KAFKA_ERROR_CODES = [
   'TRANSACTION_FAILED',
   /**
    * A command's topic does not exist (`dlq replay`: the dead-letter or the input topic); nothing
-   * was written. `partner-enrich topics create` creates the pipeline's topics. details: topic.
+   * was written. `run`: a topic of the pipeline deleted while running, confirmed by the broker's
+   * metadata once a write or fetch stalled (topic-watch.ts); fatal, nothing is committed.
+   * `partner-enrich topics create` creates the pipeline's topics. details: topic.
    */
   'TOPIC_MISSING',
   /**

@@ -8,6 +8,7 @@
 // another so that the idempotent producer keeps each key's order across them, and a
 // message that could never fit is rejected alone, before anything is sent. A limit lowered
 // while running makes the broker refuse a batch: fatal, the restart reads the limits again.
+// An output topic deleted while running fails the sink for good (TOPIC_MISSING, topic-watch.ts).
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
 import kafkajs, { type Kafka, type Message, type Producer, type RecordMetadata } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
@@ -16,6 +17,7 @@ import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
+import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 
 export interface KafkaSinkOptions {
   topics: Record<OutputName, string>;
@@ -58,10 +60,17 @@ export class KafkaSink implements OutputSink {
   #unsent = 0;
   #timer: NodeJS.Timeout | undefined;
   #sending: Promise<void> | undefined;
+  readonly #watch: TopicWatch;
+  /**
+   * An output topic was deleted: every write fails with it from then on. The request to it is
+   * left to kafkajs's retries, and the producer's requests go one at a time behind it.
+   */
+  #failure: Error | undefined;
 
   constructor(kafka: Kafka, options: KafkaSinkOptions) {
     this.#kafka = kafka;
     this.#options = options;
+    this.#watch = new TopicWatch(kafka);
     this.#producer = kafka.producer({
       idempotent: true,
       maxInFlightRequests: 1,
@@ -82,6 +91,7 @@ export class KafkaSink implements OutputSink {
 
   send(messages: OutputMessage[]): Promise<void> {
     if (messages.length === 0) return Promise.resolve();
+    if (this.#failure) return Promise.reject(this.#failure);
     let encoded: Encoded[];
     try {
       encoded = messages.map((m) => this.encode(m));
@@ -170,12 +180,22 @@ export class KafkaSink implements OutputSink {
         byTopic.set(encoded.topic, list);
       }
       try {
-        const written = await this.#producer.sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
-        });
+        const written = await this.#watch.guard(
+          [...byTopic.keys()],
+          this.#producer.sendBatch({
+            acks: -1,
+            topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+          }),
+        );
         unknownPartitionsCheck(chunk, written);
       } catch (error) {
+        if (isTopicMissing(error)) {
+          this.#failure = error;
+          for (const pending of [...chunk.map((c) => c.pending), ...this.#pending]) settle(pending, error);
+          this.#pending = [];
+          this.#unsent = 0;
+          return;
+        }
         // The rest of a failed caller's messages is not sent: it is told to write them again.
         // A refusal as too large is not retried here: kafkajs has taken back the sequence
         // numbers of the whole request, also of partitions whose batches the broker appended,

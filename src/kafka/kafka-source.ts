@@ -7,12 +7,17 @@
 // now was revoked; what it holds again is fetched anew from the committed offset (the
 // pipeline drops the copies). A crash that kafkajs restarts from leaves the group, so
 // everything is revoked then.
+//
+// The input topic deleted while running: kafkajs fetches it again and again for its whole
+// retry budget (about 80 s) before it crashes; a fetch that stalls makes the topic be looked
+// up, and one the broker no longer lists fails the source (TOPIC_MISSING, topic-watch.ts).
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
 import { topicOffsets } from './topic-offsets.ts';
+import { TopicWatch, type Stall } from './topic-watch.ts';
 
 /** Longest a fetch waits for records at the broker, and for a resumed partition to be fetched. */
 const MAX_FETCH_WAIT_MS = 250;
@@ -50,6 +55,7 @@ export class KafkaSource implements RecordSource {
   readonly #ownMemberIds = new Set<string>();
   readonly #kafka: Kafka;
   #stopped = false;
+  #fetching: Stall | undefined;
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
     this.#kafka = kafka;
@@ -83,7 +89,13 @@ export class KafkaSource implements RecordSource {
 
   async start(handler: SourceHandler): Promise<void> {
     const { topic } = this.#options;
-    const { GROUP_JOIN, REBALANCING, CRASH } = this.#consumer.events;
+    const { GROUP_JOIN, REBALANCING, CRASH, FETCH_START, FETCH } = this.#consumer.events;
+    const fetching = new TopicWatch(this.#kafka).stall([topic], (error) => {
+      if (!this.#stopped) handler.failed(error);
+    });
+    this.#fetching = fetching;
+    this.#consumer.on(FETCH_START, () => fetching.begin());
+    this.#consumer.on(FETCH, () => fetching.end());
     this.#consumer.on(GROUP_JOIN, ({ payload }) => {
       this.#memberId = payload.memberId;
       this.#ownMemberIds.add(payload.memberId);
@@ -223,11 +235,13 @@ export class KafkaSource implements RecordSource {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#fetching?.end();
     this.#whileRunning(() => this.#consumer.pause([{ topic: this.#options.topic }]));
   }
 
   async close(): Promise<void> {
     this.#stopped = true;
+    this.#fetching?.end();
     await this.#consumer.disconnect();
   }
 }

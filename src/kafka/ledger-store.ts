@@ -8,6 +8,7 @@ import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 const WRITER_HEADER = 'pe.ledger-writer';
@@ -43,14 +44,17 @@ export class KafkaLedgerStore implements LedgerStore {
    * intent, and a restart adopted it and paid for the records again.
    */
   readonly #writing = new Map<string, Promise<void>>();
+  readonly #watch: TopicWatch;
 
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
     this.#topic = topic;
-    this.#producers = {
-      live: kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
-      rerun: kafka.producer({ idempotent: true, maxInFlightRequests: 1 }),
-    };
+    this.#watch = new TopicWatch(kafka);
+    // A broker that creates topics on demand would make a deleted state topic anew, not
+    // compacted, at the first write: the ledger would go on, and be lost to retention.
+    const producer = () =>
+      kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.#producers = { live: producer(), rerun: producer() };
   }
 
   async connect(): Promise<void> {
@@ -191,8 +195,9 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async #write(send: () => Promise<unknown>): Promise<void> {
     try {
-      await send();
+      await this.#watch.guard([this.#topic], send());
     } catch (error) {
+      if (isTopicMissing(error)) throw error;
       throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
         cause: error,
       });

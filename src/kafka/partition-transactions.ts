@@ -15,6 +15,7 @@ import { backoffDelay } from '../retry/backoff.ts';
 import { anyCause, isBrokerError, KafkaError, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
+import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 
 export interface PartitionTransactionsOptions {
   groupId: string;
@@ -65,10 +66,12 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
   readonly #kafka: Kafka;
   readonly #options: PartitionTransactionsOptions;
   readonly #owned = new Map<string, Owned>();
+  readonly #watch: TopicWatch;
 
   constructor(kafka: Kafka, options: PartitionTransactionsOptions) {
     this.#kafka = kafka;
     this.#options = options;
+    this.#watch = new TopicWatch(kafka);
   }
 
   prepare(messages: OutputMessage[]): Encoded[] {
@@ -151,16 +154,21 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
     try {
       transaction = await producer.transaction();
       for (const chunk of this.#chunks(messages)) {
-        await transaction.sendBatch({
-          acks: -1,
-          topicMessages: [...chunk].map(([topic, list]) => ({ topic, messages: list })),
-        });
+        await this.#watch.guard(
+          [...chunk.keys()],
+          transaction.sendBatch({
+            acks: -1,
+            topicMessages: [...chunk].map(([topic, list]) => ({ topic, messages: list })),
+          }),
+        );
       }
       await this.#sendOffsets(transaction, offset);
       await transaction.commit();
     } catch (error) {
       // Aborting tells read_committed consumers at once; a fenced producer cannot (its
-      // successor's start aborted the transaction already).
+      // successor's start aborted the transaction already), and one whose topic was deleted
+      // still has the send to it under way (the restart's producer aborts the transaction).
+      if (isTopicMissing(error)) throw error;
       if (transaction?.isActive() && !isFenced(error)) await transaction.abort().catch(() => {});
       throw (
         refusedAsTooLarge(

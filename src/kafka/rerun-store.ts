@@ -13,6 +13,7 @@ import {
 } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
 
@@ -20,6 +21,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
   readonly #kafka: Kafka;
   readonly #topic: string;
   readonly #producer: Producer;
+  readonly #watch: TopicWatch;
   #connected: Promise<void> | undefined;
   readonly #jobs = new Map<string, RerunJob>();
   readonly #progress = new Map<string, Map<number, RerunPartitionProgress>>();
@@ -29,7 +31,13 @@ export class KafkaRerunJobStore implements RerunJobStore {
   constructor(kafka: Kafka, topic: string) {
     this.#kafka = kafka;
     this.#topic = topic;
-    this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.#watch = new TopicWatch(kafka);
+    // Not made anew, uncompacted, by a broker that creates topics on demand (see ledger-store.ts).
+    this.#producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+    });
   }
 
   async load(): Promise<void> {
@@ -150,12 +158,16 @@ export class KafkaRerunJobStore implements RerunJobStore {
         throw error;
       });
       await this.#connected;
-      await this.#producer.send({
-        topic: this.#topic,
-        acks: -1,
-        messages: [{ key, value: JSON.stringify(value) }],
-      });
+      await this.#watch.guard(
+        [this.#topic],
+        this.#producer.send({
+          topic: this.#topic,
+          acks: -1,
+          messages: [{ key, value: JSON.stringify(value) }],
+        }),
+      );
     } catch (error) {
+      if (isTopicMissing(error)) throw error;
       throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
         cause: error,
       });

@@ -19,6 +19,9 @@ export function replayConsumer(
   return kafka.consumer({
     groupId: `partner-enrich-${purpose}-${randomUUID()}`,
     maxWaitTimeInMs: 500,
+    // The pipeline's own topics are made by `topics create`, compacted where they must be; a
+    // broker that creates topics on demand would make one deleted meanwhile anew, without that.
+    allowAutoTopicCreation: false,
     ...config,
   });
 }

@@ -226,7 +226,11 @@ export class Pipeline {
       rebalancing: () => this.#rebalancing(),
       failed: (error) =>
         this.#fail(
-          new PipelineError('PIPELINE_SOURCE_FAILED', `input failed: ${error.message}`, { cause: error }),
+          new PipelineError('PIPELINE_SOURCE_FAILED', `input failed: ${error.message}`, {
+            cause: error,
+            // The log shows the error's own members only: the source's code would be lost in the cause.
+            details: isPartnerEnrichError(error) ? { causeCode: error.code } : {},
+          }),
         ),
     });
     this.#started = true;

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
+import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import type { Config } from '../../src/config/index.ts';
@@ -54,6 +55,38 @@ async function statusOf(url: string): Promise<number | 'refused'> {
   } catch {
     return 'refused';
   }
+}
+
+/** Resolves once the group committed every partition of `topic` to its end; the positions then. */
+async function allCommittedOf(kafka: Kafka, groupId: string, topic: string): Promise<Record<number, string>> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { committed, end } = await committedAndEndOffsets(kafka, groupId, topic);
+    if (Object.entries(end).every(([partition, high]) => committed[Number(partition)] === high))
+      return committed;
+    if (Date.now() > deadline) throw new Error(`not all committed: ${JSON.stringify({ committed, end })}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/** What /healthz answered, every 100 ms, until the process exited: status and body each. */
+async function healthUntilExit(
+  running: Running,
+  base: string,
+): Promise<{ status: number | 'refused'; body: string }[]> {
+  const answers: { status: number | 'refused'; body: string }[] = [];
+  let exited = false;
+  void running.exited.then(() => (exited = true));
+  while (!exited) {
+    try {
+      const response = await fetch(`${base}/healthz`);
+      answers.push({ status: response.status, body: await response.text() });
+    } catch {
+      answers.push({ status: 'refused', body: '' });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return answers;
 }
 
 async function readyWithin(base: string, ms: number): Promise<void> {
@@ -333,16 +366,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
         topics.input,
         await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
       );
-    const allCommitted = async () => {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const { committed, end } = await committedAndEndOffsets(kafka, groupId, topics.input);
-        if (Object.entries(end).every(([partition, high]) => committed[Number(partition)] === high)) return;
-        if (Date.now() > deadline)
-          throw new Error(`not all committed: ${JSON.stringify({ committed, end })}`);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    };
+    const allCommitted = () => allCommittedOf(kafka, groupId, topics.input);
     // Outputs written before: the producer's metadata of the storage topic is the old one.
     const half = partners.length / 2;
     await send(partners.slice(0, half));
@@ -455,6 +479,69 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(await statusOf(`${base}/healthz`)).toBe(200);
     return { small, running, send };
   }
+
+  it.each(['storage', 'matches', 'state'] as const)(
+    'regression: a deleted %s topic ends run within seconds, exit 1, nothing committed, /healthz failing until the exit (kafkajs retried the writes for about 80 s with /healthz 200)',
+    async (role) => {
+      const topics = freshTopics();
+      cleanups.push(await createTopicsFor(kafka, topics));
+      const groupId = uniqueName('group');
+      const running = run(cliEnv(sandbox.url, topics, groupId));
+      const base = await operationsUrl(running);
+      await readyWithin(base, 60_000);
+      const encode = await partnerEncoder(schemaRegistry(), topics.input);
+      const send = async (batch: PartnerRecord[]) =>
+        produce(
+          kafka,
+          topics.input,
+          await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+        );
+      const half = partners.length / 2;
+      await send(partners.slice(0, half));
+      const before = await allCommittedOf(kafka, groupId, topics.input);
+
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topics[role]] });
+      await admin.disconnect();
+      // New partners: lookups, ledger writes, and outputs for the deleted topic.
+      await send(partners.slice(half));
+      const health = healthUntilExit(running, base);
+      expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
+      // The outputs' failure says it as its cause; the ledger's is the failure itself.
+      expect(running.logs()).toMatch(/"(code|causeCode)":"TOPIC_MISSING"/);
+
+      // Healthy until the failure, failing with the reason from then until the exit, then gone.
+      const answers = (await health).map((a) => a.status);
+      const failing = answers.indexOf(503);
+      expect(failing, JSON.stringify(answers)).toBeGreaterThanOrEqual(0);
+      expect(answers.slice(failing).filter((status) => status !== 503 && status !== 'refused')).toEqual([]);
+      expect((await health)[failing]?.body).toContain(`topic ${topics[role]} does not exist any more`);
+      // No input position moved past the records whose outputs were not written.
+      const { committed } = await committedAndEndOffsets(kafka, groupId, topics.input);
+      expect(committed).toEqual(before);
+    },
+  );
+
+  it('regression: a deleted input topic ends run within seconds, exit 1, /healthz failing until the exit (the consumer fetched it for about 80 s with /healthz 200)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topics.input] });
+    await admin.disconnect();
+    const health = healthUntilExit(running, base);
+    expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
+    expect(running.logs()).toContain(`"causeCode":"TOPIC_MISSING"`);
+    const answers = await health;
+    const failing = answers.findIndex((a) => a.status === 503);
+    expect(failing, JSON.stringify(answers)).toBeGreaterThanOrEqual(0);
+    expect(answers[failing]?.body).toContain(`topic ${topics.input} does not exist any more`);
+  });
 
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',

@@ -1,0 +1,110 @@
+// A topic of the pipeline deleted while `run` runs. kafkajs takes the broker's "unknown topic
+// or partition" for a transient answer (a leader moving, a broker restarting, metadata not
+// yet spread) and retries for the client's whole budget, about 80 s, before it fails a write
+// or crashes the consumer; meanwhile the process looked alive and ready. It never tells its
+// caller what the broker answered until then, so a write (or fetch) that stalls is the sign:
+// one metadata request then says whether its topic is still there. A topic the broker no
+// longer lists is TOPIC_MISSING, at once; any other answer (the topic listed, no broker
+// answering) leaves the client's retries to ride it out, as before.
+import type { Kafka } from 'kafkajs';
+import { KafkaError } from './errors.ts';
+
+/**
+ * How long a write or fetch may take before the topic is looked up: well above a healthy
+ * acknowledgement (milliseconds; a fetch waits 250 ms for records), far below kafkajs's
+ * retries. While it stays stalled, the topic is looked up again as often.
+ */
+const STALL_MS = 2_000;
+
+/** Armed while something is under way; disarmed once it answered. */
+export interface Stall {
+  begin(): void;
+  end(): void;
+}
+
+export class TopicWatch {
+  readonly #kafka: Kafka;
+
+  constructor(kafka: Kafka) {
+    this.#kafka = kafka;
+  }
+
+  /**
+   * The first of `topics` the cluster's metadata does not list; undefined when all are listed
+   * or no broker answered (a missing topic is only ever confirmed, never assumed).
+   */
+  async missing(topics: readonly string[]): Promise<string | undefined> {
+    // Its own short retry: a broker away is "not confirmed", and the next stall asks again.
+    const admin = this.#kafka.admin({ retry: { retries: 1, initialRetryTime: 100 } });
+    try {
+      await admin.connect();
+      const listed = new Set(await admin.listTopics());
+      return topics.find((topic) => !listed.has(topic));
+    } catch {
+      return undefined;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
+  }
+
+  /**
+   * Calls `missing` with TOPIC_MISSING when, begun and not ended for STALL_MS, one of `topics`
+   * is no longer listed; looks again every STALL_MS while it stays stalled. Calls it at most once.
+   */
+  stall(topics: readonly string[], missing: (error: KafkaError) => void): Stall {
+    let armed: NodeJS.Timeout | undefined;
+    // A look-up answered after end() (or after end() and a new begin()) is not this stall's.
+    let generation = 0;
+    let reported = false;
+    const arm = (of: number) => {
+      armed = setTimeout(() => void look(of), STALL_MS).unref();
+    };
+    const look = async (of: number) => {
+      const topic = await this.missing(topics);
+      if (of !== generation || reported) return;
+      if (topic === undefined) return arm(of);
+      reported = true;
+      missing(topicMissing(topic));
+    };
+    return {
+      begin: () => {
+        if (armed === undefined && !reported) arm(generation);
+      },
+      end: () => {
+        clearTimeout(armed);
+        armed = undefined;
+        generation += 1;
+      },
+    };
+  }
+
+  /** `write`'s outcome, or TOPIC_MISSING as soon as one of `topics` is confirmed deleted while it stalls. */
+  guard<T>(topics: readonly string[], write: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const stall = this.stall(topics, reject);
+      stall.begin();
+      write.then(
+        (value) => {
+          stall.end();
+          resolve(value);
+        },
+        (error: unknown) => {
+          stall.end();
+          reject(error as Error);
+        },
+      );
+    });
+  }
+}
+
+export const isTopicMissing = (error: unknown): error is KafkaError =>
+  error instanceof KafkaError && error.code === 'TOPIC_MISSING';
+
+function topicMissing(topic: string): KafkaError {
+  return new KafkaError(
+    'TOPIC_MISSING',
+    `topic ${topic} does not exist any more (deleted while running); nothing written to it since is ` +
+      "committed. `partner-enrich topics create` creates the pipeline's topics",
+    { details: { topic } },
+  );
+}
