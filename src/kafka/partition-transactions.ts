@@ -15,7 +15,7 @@ import { backoffDelay } from '../retry/backoff.ts';
 import { anyCause, isBrokerError, KafkaError, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
-import { isTopicMissing, TopicWatch } from './topic-watch.ts';
+import { isTopicMissing, topicMissing, TopicWatch } from './topic-watch.ts';
 
 export interface PartitionTransactionsOptions {
   groupId: string;
@@ -170,13 +170,14 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
       // still has the send to it under way (the restart's producer aborts the transaction).
       if (isTopicMissing(error)) throw error;
       if (transaction?.isActive() && !isFenced(error)) await transaction.abort().catch(() => {});
-      throw (
-        refusedAsTooLarge(
-          error,
-          messages.map(({ topic }) => topic),
-          this.#options.limit,
-        ) ?? failure(ref, error)
-      );
+      const topics = [...new Set(messages.map(({ topic }) => topic))];
+      const tooLarge = refusedAsTooLarge(error, topics, this.#options.limit);
+      if (tooLarge) throw tooLarge;
+      // A deleted topic can also fail the transaction at once rather than stall its send: the
+      // broker answers AddPartitionsToTxn with "unknown topic" for its partitions and "not
+      // attempted" for the others, and kafkajs reports one of them.
+      const missing = isFenced(error) ? undefined : await this.#watch.missing(topics);
+      throw missing === undefined ? failure(ref, error) : topicMissing(missing);
     }
   }
 

@@ -100,7 +100,7 @@ export class TopicWatch {
 export const isTopicMissing = (error: unknown): error is KafkaError =>
   error instanceof KafkaError && error.code === 'TOPIC_MISSING';
 
-function topicMissing(topic: string): KafkaError {
+export function topicMissing(topic: string): KafkaError {
   return new KafkaError(
     'TOPIC_MISSING',
     `topic ${topic} does not exist any more (deleted while running); nothing written to it since is ` +

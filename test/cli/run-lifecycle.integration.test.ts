@@ -480,13 +480,23 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     return { small, running, send };
   }
 
-  it.each(['storage', 'matches', 'state'] as const)(
-    'regression: a deleted %s topic ends run within seconds, exit 1, nothing committed, /healthz failing until the exit (kafkajs retried the writes for about 80 s with /healthz 200)',
-    async (role) => {
+  const retriedFor80s = 'kafkajs retried the writes for about 80 s with /healthz 200';
+  it.each([
+    ['storage', 'at-least-once', retriedFor80s],
+    ['matches', 'at-least-once', retriedFor80s],
+    ['state', 'at-least-once', retriedFor80s],
+    [
+      'matches',
+      'exactly-once',
+      'the transaction failed at once, as TRANSACTION_FAILED: "the broker did not attempt"',
+    ],
+  ] as const)(
+    'regression: a deleted %s topic ends run (%s) within seconds with TOPIC_MISSING, exit 1, nothing committed, /healthz failing until the exit (%s)',
+    async (role, delivery, _before) => {
       const topics = freshTopics();
       cleanups.push(await createTopicsFor(kafka, topics));
       const groupId = uniqueName('group');
-      const running = run(cliEnv(sandbox.url, topics, groupId));
+      const running = run({ ...cliEnv(sandbox.url, topics, groupId), PARTNER_ENRICH_DELIVERY: delivery });
       const base = await operationsUrl(running);
       await readyWithin(base, 60_000);
       const encode = await partnerEncoder(schemaRegistry(), topics.input);
