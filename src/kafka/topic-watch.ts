@@ -24,6 +24,8 @@ export interface Stall {
 
 export class TopicWatch {
   readonly #kafka: Kafka;
+  /** The listing under way: one serves every write of this watch that stalls meanwhile. */
+  #listing: Promise<Set<string> | undefined> | undefined;
 
   constructor(kafka: Kafka) {
     this.#kafka = kafka;
@@ -34,12 +36,18 @@ export class TopicWatch {
    * or no broker answered (a missing topic is only ever confirmed, never assumed).
    */
   async missing(topics: readonly string[]): Promise<string | undefined> {
-    // Its own short retry: a broker away is "not confirmed", and the next stall asks again.
+    this.#listing ??= this.#list().finally(() => (this.#listing = undefined));
+    const listed = await this.#listing;
+    return listed && topics.find((topic) => !listed.has(topic));
+  }
+
+  async #list(): Promise<Set<string> | undefined> {
+    // The listing's own short retry; connecting retries as the client does (a broker away
+    // answers nothing for as long, while the write's own retries go on).
     const admin = this.#kafka.admin({ retry: { retries: 1, initialRetryTime: 100 } });
     try {
       await admin.connect();
-      const listed = new Set(await admin.listTopics());
-      return topics.find((topic) => !listed.has(topic));
+      return new Set(await admin.listTopics());
     } catch {
       return undefined;
     } finally {

@@ -57,6 +57,16 @@ async function statusOf(url: string): Promise<number | 'refused'> {
   }
 }
 
+/** Produces `batch` to `topic` as the upstream producers do: Avro PartnerRecords keyed by partner id. */
+async function producePartners(kafka: Kafka, topic: string, batch: PartnerRecord[]): Promise<void> {
+  const encode = await partnerEncoder(schemaRegistry(), topic);
+  await produce(
+    kafka,
+    topic,
+    await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+  );
+}
+
 /** Resolves once the group committed every partition of `topic` to its end; the positions then. */
 async function allCommittedOf(kafka: Kafka, groupId: string, topic: string): Promise<Record<number, string>> {
   const deadline = Date.now() + 60_000;
@@ -359,13 +369,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const env = cliEnv(sandbox.url, topics, groupId);
     const running = run(env);
     await readyWithin(await operationsUrl(running), 60_000);
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    const send = async (batch: PartnerRecord[]) =>
-      produce(
-        kafka,
-        topics.input,
-        await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-      );
+    const send = (batch: PartnerRecord[]) => producePartners(kafka, topics.input, batch);
     const allCommitted = () => allCommittedOf(kafka, groupId, topics.input);
     // Outputs written before: the producer's metadata of the storage topic is the old one.
     const half = partners.length / 2;
@@ -499,15 +503,8 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       const running = run({ ...cliEnv(sandbox.url, topics, groupId), PARTNER_ENRICH_DELIVERY: delivery });
       const base = await operationsUrl(running);
       await readyWithin(base, 60_000);
-      const encode = await partnerEncoder(schemaRegistry(), topics.input);
-      const send = async (batch: PartnerRecord[]) =>
-        produce(
-          kafka,
-          topics.input,
-          await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-        );
       const half = partners.length / 2;
-      await send(partners.slice(0, half));
+      await producePartners(kafka, topics.input, partners.slice(0, half));
       const before = await allCommittedOf(kafka, groupId, topics.input);
 
       const admin = kafka.admin();
@@ -515,7 +512,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       await admin.deleteTopics({ topics: [topics[role]] });
       await admin.disconnect();
       // New partners: lookups, ledger writes, and outputs for the deleted topic.
-      await send(partners.slice(half));
+      await producePartners(kafka, topics.input, partners.slice(half));
       const health = healthUntilExit(running, base);
       expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
       // The outputs' failure says it as its cause; the ledger's is the failure itself.
