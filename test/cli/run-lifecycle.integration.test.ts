@@ -302,12 +302,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
 
     // No match result fits into 64 bytes: every output write now fails for good.
     await setTopicLimit(kafka, topics.matches, 64);
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    await produce(
-      kafka,
-      topics.input,
-      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-    );
+    await producePartners(kafka, topics.input, partners);
 
     await eventually(() => running.logs().includes('PIPELINE_OUTPUT_FAILED'), 60_000, 'the output failure');
     // Cut to the limit read at start, the batch was refused by the broker: said as such.
@@ -341,12 +336,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       topicPartitions: [{ topic: topics.input, count: topics.partitions + 2 }],
     });
     await admin.disconnect();
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    await produce(
-      kafka,
-      topics.input,
-      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-    );
+    await producePartners(kafka, topics.input, partners);
     // The replica sees the new partitions at its next rebalance: another member joining here
     // (kafkajs also rejoins by itself once its metadata, refreshed every 5 minutes, shows them).
     const member = kafka.consumer({ groupId });
@@ -437,12 +427,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       `STATE_DIR_LOCKED: state directory ${stateDir} is in use by process ${first.child.pid}`,
     );
 
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    await produce(
-      kafka,
-      topics.input,
-      await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-    );
+    await producePartners(kafka, topics.input, partners);
     await allMatched(topics, first);
     expect(await statusOf(`${base}/healthz`)).toBe(200);
     first.child.kill('SIGTERM');
@@ -466,17 +451,11 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     });
     const base = await operationsUrl(running);
     await readyWithin(base, 60_000);
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
-    const send = async (suffix: string) =>
-      produce(
+    const send = (suffix: string) =>
+      producePartners(
         kafka,
         topics.input,
-        await Promise.all(
-          partners.map(async (p) => ({
-            key: p.partnerId + suffix,
-            value: await encode({ ...p, partnerId: p.partnerId + suffix }),
-          })),
-        ),
+        partners.map((p) => ({ ...p, partnerId: p.partnerId + suffix })),
       );
     await send('');
     await allMatched(topics, running);
