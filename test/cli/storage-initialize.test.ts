@@ -81,6 +81,11 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
       '--no-wait',
       'exits 0',
       '3 when',
+      '4 when it is still running after --timeout',
+      // Regression: only the 8 missed polls were said to exit 2, not a configuration or service error, nor --timeout during them.
+      '2 on a configuration or service error, among them REFDATA_JOB_UNREACHABLE',
+      'in 8 polls in a row or until --timeout',
+      '1 on a refused option',
     ])
       expect(help).toContain(text);
   });

@@ -85,8 +85,9 @@ export function registerStorageInitialize(program: Command): void {
         'BusinessPartnerCreated event per partner of the storage) and follow it to its end; exits 0 when it ' +
         `FINISHED, ${STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished} when it DIED, COULDNT_START or was ARCHIVED, ` +
         `${STORAGE_INITIALIZE_EXIT_CODES.stillRunning} when it is still running after --timeout, ` +
-        `2 when it could not be read in ${POLL_DEFAULTS.maxMissedPolls} polls in a row (network errors, 5xx and 429s ` +
-        'are ridden out until then). ' +
+        '2 on a configuration or service error, among them REFDATA_JOB_UNREACHABLE: the job could not be read ' +
+        `in ${POLL_DEFAULTS.maxMissedPolls} polls in a row or until --timeout (network errors, 5xx and 429s are ` +
+        'ridden out until then; the job may still be running), 1 on a refused option. ' +
         'Needs refdata.dataExchangePassword (the data exchange API authenticates as refdata.credentialUsername)',
     )
     .requiredOption('--storage <id>', 'the storage to initialize', nonEmpty)
