@@ -2,6 +2,7 @@
 // defaults, a JSON or YAML file, environment variables, the CLI's overrides. Validated
 // once, here, and frozen, so that nothing downstream re-checks or mutates it.
 import { ZodNumber, type z } from 'zod';
+import { decimalNumber } from './decimal.ts';
 import { CONFIG_FILE_ENV_VAR } from './env.ts';
 import { ConfigError } from './errors.ts';
 import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
@@ -47,10 +48,15 @@ function rejectRenamedOptions(layers: readonly Layer[]): void {
 function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
   if (issue.code !== 'invalid_type') return undefined;
   if (issue.input === undefined) return 'required';
-  if (issue.expected === 'number' && typeof issue.input === 'string')
-    return issue.inst instanceof ZodNumber && issue.inst.isInt
+  if (issue.expected === 'number' && typeof issue.input === 'string') {
+    const integer = issue.inst instanceof ZodNumber && issue.inst.isInt;
+    // The environment's decimal digits are numbers by now: digits still text were quoted in a file.
+    if (decimalNumber(issue.input, integer) !== undefined)
+      return 'Invalid input: expected a number, not text (a number in quotes)';
+    return integer
       ? 'Invalid input: expected a whole number in decimal digits, e.g. 1000'
       : 'Invalid input: expected a number in decimal digits, e.g. 0.5';
+  }
   return undefined;
 }
 

@@ -25,6 +25,17 @@ describe('configuration sources', () => {
     expect(config.files.input).toBe('in.ndjson');
   });
 
+  it('regression: a number quoted in a file is refused as text (it was told to write decimal digits, which it did)', () => {
+    const file = tempFile('quoted.json', JSON.stringify({ batching: { maxTasks: '100', lingerMs: '0x10' } }));
+    const error = configErrorOf(() => loadConfig({ file, env: API_KEY_ENV }), 'CONFIG_INVALID');
+    expect(error.message).toContain(
+      'batching.maxTasks: Invalid input: expected a number, not text (a number in quotes)',
+    );
+    expect(error.message).toContain(
+      'batching.lingerMs: Invalid input: expected a whole number in decimal digits',
+    );
+  });
+
   it('reads the file named by PARTNER_ENRICH_CONFIG when no file is given', () => {
     const config = loadConfig({ env: { ...API_KEY_ENV, PARTNER_ENRICH_CONFIG: yamlFile() } });
     expect(config.batching.maxTasks).toBe(100);
