@@ -37,7 +37,9 @@ export const KAFKA_ERROR_CODES = [
   'KAFKA_UNAVAILABLE',
   /**
    * The internal state topic (bulk ledger) could not be written within the client's retries:
-   * the pipeline stops without committing, records are read again after a restart.
+   * the pipeline stops without committing, records are read again after a restart. From
+   * `rerun`: a job or request not written; `rerun start` also when other starts of the same
+   * input topic fenced it START_ATTEMPTS times in a row.
    */
   'STATE_WRITE_FAILED',
   /**
@@ -100,6 +102,19 @@ export function anyCause(error: unknown, test: (error: Wrapping) => boolean): bo
 /** Whether `error` or one it wraps is a broker error of one of `types` (kafkajs's names, such as MESSAGE_TOO_LARGE). */
 export const isBrokerError = (error: unknown, types: ReadonlySet<string>): boolean =>
   anyCause(error, (e) => typeof e.type === 'string' && types.has(e.type));
+
+/** Errors by which the broker says a newer producer holds the transactional id. */
+const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
+
+/** Whether `error` (or what it wraps) says the producer was fenced. */
+export const isFenced = (error: unknown): boolean =>
+  isBrokerError(error, FENCED) ||
+  // kafkajs knows no code 90 (PRODUCER_FENCED, newer brokers' answer) and wraps some errors.
+  anyCause(error, (e) =>
+    /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|Unknown error code 90\b|with an old epoch/.test(
+      String(e.message),
+    ),
+  );
 
 /** The broker's refusals of a record batch over max.message.bytes (a batch, or a request's batches). */
 const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);

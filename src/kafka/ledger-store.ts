@@ -94,6 +94,13 @@ export class KafkaLedgerStore implements LedgerStore {
     consumer: Consumer,
     changes: { recorded(entry: LedgerEntry): void; removed(key: string): void },
   ): Promise<void> {
+    // A transaction's markers (a `rerun start` writes its job in one) are offsets no message
+    // is handed for: a partition ending with one counted as unread, and caughtUp() waited
+    // for good. A batch's last offset includes them.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      const next = BigInt(payload.lastOffset) + 1n;
+      if (next > (this.#followed.get(payload.partition) ?? -1n)) this.#followed.set(payload.partition, next);
+    });
     await consumer.run({
       autoCommit: false,
       eachMessage: async ({ message, partition }) => {

@@ -12,7 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import { anyCause, isBrokerError, KafkaError, refusedAsTooLarge } from './errors.ts';
+import { isFenced, KafkaError, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
 import { isTopicMissing, topicMissing, TopicWatch } from './topic-watch.ts';
@@ -31,19 +31,6 @@ export interface PartitionTransactionsOptions {
 /** Stable per input partition, so that the partition's next producer fences the previous one. */
 export const transactionalId = (groupId: string, ref: PartitionRef): string =>
   `${groupId}.${ref.topic}.${ref.partition}`;
-
-/** Errors by which the broker says a newer producer holds the transactional id. */
-const FENCED = new Set(['INVALID_PRODUCER_EPOCH', 'PRODUCER_FENCED']);
-
-/** Whether `error` (or what it wraps) says the producer was fenced. */
-const isFenced = (error: unknown): boolean =>
-  isBrokerError(error, FENCED) ||
-  // kafkajs knows no code 90 (PRODUCER_FENCED, newer brokers' answer) and wraps some errors.
-  anyCause(error, (e) =>
-    /PRODUCER_FENCED|INVALID_PRODUCER_EPOCH|Unknown error code 90\b|with an old epoch/.test(
-      String(e.message),
-    ),
-  );
 
 /**
  * How often AddOffsetsToTxn is asked again while the coordinator still ends the previous

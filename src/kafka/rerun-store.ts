@@ -1,7 +1,8 @@
 // Rerun jobs and their progress in the internal state topic, beside the bulk ledger
 // (compacted, JSON values): `rerun/<id>` holds the job, `rerun/<id>/<partition>` a
 // partition's progress. Whatever else the topic holds is not read here.
-import type { Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Kafka, KafkaMessage, Producer, Transaction } from 'kafkajs';
 import { RerunError } from '../rerun/errors.ts';
 import {
   isRerunKey,
@@ -11,11 +12,44 @@ import {
   type RerunJobStore,
   type RerunPartitionProgress,
 } from '../rerun/rerun-job.ts';
-import { KafkaError } from './errors.ts';
+import { isFenced, KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
+
+/**
+ * The transactional id that every start of a job of `inputTopic` takes: starting a producer
+ * with it fences the start before (its write fails), which makes read-decide-write one step.
+ */
+export const startTransactionalId = (stateTopic: string, inputTopic: string): string =>
+  `${stateTopic}.rerun-start.${inputTopic}`;
+
+/** Starts fenced in turn by other starts of the same input topic before one gives up. */
+const START_ATTEMPTS = 5;
+
+/**
+ * A start's commit that failed: whether it took effect is not known. A commit raced by the
+ * start that fences it is answered in several ways besides a fencing error (Kafka 4.4 in
+ * test/cli/rerun.integration.test.ts: UNKNOWN_SERVER_ERROR once and CONCURRENT_TRANSACTIONS
+ * once in about 110 pairs of starts; brokers with transactions v2, INVALID_TXN_STATE:
+ * KAFKA-20785). Deciding again finds out: the job is there, or it is not.
+ */
+class CommitUncertain extends Error {}
+
+const isStartRace = (error: unknown): boolean => isFenced(error) || error instanceof CommitUncertain;
+
+/**
+ * A start's transaction holds one record from its send to its commit (milliseconds); a start
+ * killed in between leaves it open, and read_committed readers of the state topic (the
+ * ledger, the executors) wait at its offset until the broker aborts it after this long, or
+ * the next start of the same input topic does.
+ */
+const START_TRANSACTION_TIMEOUT_MS = 10_000;
+
+/** The job as this start wrote it (a record is written whole, its id and times are the start's). */
+const isSameJob = (stored: RerunJob | undefined, job: RerunJob): boolean =>
+  stored !== undefined && JSON.stringify(stored) === JSON.stringify(job);
 
 export class KafkaRerunJobStore implements RerunJobStore {
   readonly #kafka: Kafka;
@@ -85,6 +119,84 @@ export class KafkaRerunJobStore implements RerunJobStore {
     this.#jobs.set(job.id, job);
   }
 
+  /**
+   * Writes a new job unless `admit` throws, as one step against every other start of a job of
+   * the same input topic (a compare-and-set): the start's producer is started first, which
+   * fences any start under way, then the topic is read to its end (committed records only)
+   * and `admit` decides on what was read, then the job is written and committed in the
+   * producer's transaction. A start fenced by a later one (its send refused), or whose
+   * commit failed, decides again on what is there then, up to START_ATTEMPTS times: finding
+   * its own job (a commit that took effect after all) it is done. A start that comes after
+   * another's commit reads that job.
+   */
+  async createJob(job: RerunJob, admit: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      const began = Date.now();
+      try {
+        await this.#createOnce(job, () =>
+          attempt > 1 && isSameJob(this.#jobs.get(job.id), job)
+            ? Promise.resolve(false)
+            : admit().then(() => true),
+        );
+        return;
+      } catch (error) {
+        if (!isStartRace(error)) throw error;
+        if (attempt >= START_ATTEMPTS)
+          throw new KafkaError(
+            'STATE_WRITE_FAILED',
+            `state topic ${this.#topic}: other starts of input topic ${job.inputTopic}'s jobs came ` +
+              `in between rerun ${job.id}'s ${attempt} times in a row; \`rerun list\` shows which started`,
+            { cause: error, details: { jobId: job.id, inputTopic: job.inputTopic } },
+          );
+        // The start that fenced this one began after it and writes about as long after its
+        // own beginning: decided again sooner, this start would fence it in turn. The random
+        // part keeps two such starts from doing so in step.
+        await delay((Date.now() - began) * (1 + Math.random()));
+      }
+    }
+  }
+
+  /** `decide`: whether to write the job (false: it is there already), or a refusal thrown. */
+  async #createOnce(job: RerunJob, decide: () => Promise<boolean>): Promise<void> {
+    const producer = this.#kafka.producer({
+      transactionalId: startTransactionalId(this.#topic, job.inputTopic),
+      idempotent: true,
+      maxInFlightRequests: 1,
+      transactionTimeout: START_TRANSACTION_TIMEOUT_MS,
+      allowAutoTopicCreation: false,
+    });
+    let transaction: Transaction | undefined;
+    try {
+      // kafkajs asks for the producer id (the epoch that fences) at the first transaction:
+      // before the read, so that a start reading at the same time cannot also write.
+      transaction = await this.#writing(async () => {
+        await producer.connect();
+        return producer.transaction();
+      });
+      await this.load();
+      if (!(await decide())) return;
+      const open = transaction;
+      await this.#writing(() =>
+        open.send({
+          topic: this.#topic,
+          acks: -1,
+          messages: [{ key: jobKey(job.id), value: JSON.stringify(job) }],
+        }),
+      );
+      await open.commit().catch((error: unknown) => {
+        throw new CommitUncertain(`commit of rerun ${job.id}: ${(error as Error).message}`, { cause: error });
+      });
+      this.#jobs.set(job.id, job);
+    } catch (error) {
+      // Aborting frees read_committed readers at once; a raced start need not: the start
+      // that fenced it aborted its transaction, or its commit took effect.
+      if (transaction?.isActive() && !isStartRace(error)) await transaction.abort().catch(() => {});
+      throw error;
+    } finally {
+      await producer.disconnect().catch(() => {});
+    }
+  }
+
   async saveProgress(progress: RerunPartitionProgress): Promise<void> {
     await this.#send(progressKey(progress.jobId, progress.partition), progress);
     this.#setProgress(progress);
@@ -151,7 +263,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
   }
 
   async #send(key: string, value: RerunJob | RerunPartitionProgress): Promise<void> {
-    try {
+    await this.#writing(async () => {
       // A failed connect is tried again on the next write, not remembered.
       this.#connected ??= this.#producer.connect().catch((error: unknown) => {
         this.#connected = undefined;
@@ -166,6 +278,12 @@ export class KafkaRerunJobStore implements RerunJobStore {
           messages: [{ key, value: JSON.stringify(value) }],
         }),
       );
+    });
+  }
+
+  async #writing<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
     } catch (error) {
       if (isTopicMissing(error)) throw error;
       throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {

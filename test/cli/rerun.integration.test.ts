@@ -175,6 +175,50 @@ describe('rerun jobs from separate processes', () => {
   });
 });
 
+describe('regression: two `rerun start --if-idle` at the same moment could both start a job', () => {
+  // Before, each process read the state topic, found the topic idle and wrote its job: a
+  // scheduled full-storage rerun started twice paid every lookup twice.
+  it('of each pair of processes started together, one writes its job and the other exits 5 writing nothing', async () => {
+    const pairs = 8;
+    const topics = Array.from({ length: pairs }, () => uniqueName('rerun-cli.race'));
+    const created = await withTopics(
+      kafka,
+      topics.map((topic) => ({ topic, numPartitions: 1 })),
+    );
+    try {
+      const outcomes: string[] = [];
+      /** What a start that neither started nor refused printed. */
+      const failures: string[] = [];
+      for (const topic of topics) {
+        const ids = [`${topic}-a`, `${topic}-b`];
+        const results = await Promise.all(
+          ids.map((id) => rerun('start', '--if-idle', '--topic', topic, '--id', id)),
+        );
+        // A job is read once its commit's markers are written, a moment after its start exits.
+        const started = ids.filter((_, i) => results[i]?.code === 0);
+        await eventually(
+          async () => (await Promise.all(started.map((id) => storedJob(id)))).every(Boolean),
+          30_000,
+          'the started jobs',
+        );
+        const stored = await Promise.all(ids.map((id) => storedJob(id)));
+        const jobs = ids.filter((_, i) => stored[i] !== undefined);
+        const refusal = results.find((result) => result.code === 5)?.stderr ?? '';
+        failures.push(...results.filter((r) => r.code !== 0 && r.code !== 5).map((r) => r.stderr));
+        outcomes.push(
+          `exits ${results.map((result) => String(result.code)).sort()}, jobs ${jobs.length}, ` +
+            `the refusal names it: ${refusal.includes(`RERUN_SCOPE_BUSY: rerun ${jobs[0]} of input topic`)}`,
+        );
+      }
+      expect(outcomes, failures.join('\n')).toEqual(
+        Array(pairs).fill('exits 0,5, jobs 1, the refusal names it: true'),
+      );
+    } finally {
+      await created.cleanup();
+    }
+  });
+});
+
 describe('following a rerun', () => {
   const store = new KafkaRerunJobStore(kafka, state);
   afterAll(() => store.close());

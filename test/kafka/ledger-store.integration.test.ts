@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BulkLedger, type LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
 import { KafkaLedgerStore } from '../../src/kafka/ledger-store.ts';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { topicOffsets } from '../../src/kafka/topic-offsets.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { simulatedProgress, testJob } from '../support/rerun-records.ts';
 
@@ -26,6 +27,17 @@ describe('KafkaLedgerStore beside rerun records', () => {
     createdAt: 1,
     tasks: [],
   };
+
+  /** The sum of the state topic's end offsets. */
+  async function endOffsets(): Promise<bigint> {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      return (await topicOffsets(admin, topic)).reduce((sum, p) => sum + BigInt(p.high), 0n);
+    } finally {
+      await admin.disconnect();
+    }
+  }
 
   beforeAll(async () => {
     ({ cleanup } = await withTopics(kafka, [
@@ -87,6 +99,25 @@ describe('KafkaLedgerStore beside rerun records', () => {
       expect(removed).toContain('theirs/0');
       expect(recorded).not.toContain('own/0');
       expect(removed).not.toContain('own/0');
+    } finally {
+      await stop();
+      await own.close();
+    }
+  });
+
+  it("regression: caughtUp() waited for good on a partition whose last record is a rerun start's commit marker", async () => {
+    // `rerun start` writes its job in a transaction: the partition's end offset is then one
+    // past the commit marker, which no consumer is handed as a message. A member taking over
+    // an input partition failed with LEDGER_CATCH_UP_FAILED until someone wrote there again.
+    const own = new KafkaLedgerStore(kafka, topic);
+    await own.connect();
+    const stop = await own.follow({ recorded: () => {}, removed: () => {} });
+    try {
+      const before = await endOffsets();
+      await reruns.createJob(testJob('started-in-a-transaction', 'partners'), async () => {});
+      // The markers are written a moment after commit() returns: then the end counts them.
+      await eventually(async () => (await endOffsets()) === before + 2n, 30_000, 'the commit marker');
+      await expect(own.caughtUp(15_000)).resolves.toBeUndefined();
     } finally {
       await stop();
       await own.close();

@@ -77,6 +77,32 @@ describe('KafkaRerunJobStore', () => {
     }
   });
 
+  it('createJob writes the job in a transaction that other stores read, and nothing when admit refuses', async () => {
+    const starter = store();
+    const seen: string[] = [];
+    await expect(
+      starter.createJob(testJob('refused', 'partners'), () => Promise.reject(new Error('busy'))),
+    ).rejects.toThrow('busy');
+    await starter.createJob(testJob('admitted', 'partners'), async () => {
+      // admit decides on the topic read inside the start's fence.
+      seen.push(...starter.jobs().map((job) => job.id));
+    });
+    expect(seen).toContain('b-job');
+
+    // Read committed: the job is there once the commit's markers are, a moment after commit().
+    const reader = store();
+    await eventually(
+      async () => {
+        await reader.load();
+        return reader.job('admitted') !== undefined;
+      },
+      30_000,
+      'the committed job',
+    );
+    expect(reader.job('admitted')?.inputTopic).toBe('partners');
+    expect(reader.job('refused')).toBeUndefined();
+  });
+
   it('refuses to load from a state topic that does not exist, with a typed error', async () => {
     const missing = new KafkaRerunJobStore(kafka, uniqueName('no-state'));
     await expect(missing.load()).rejects.toMatchObject({ code: 'RERUN_STATE_TOPIC_MISSING' });

@@ -35,12 +35,12 @@ export async function withTopics(
 
 /** Resolves once `predicate` holds, polling; rejects after `timeoutMs`. */
 export async function eventually(
-  predicate: () => boolean,
+  predicate: () => boolean | Promise<boolean>,
   timeoutMs = 30_000,
   what = 'condition',
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

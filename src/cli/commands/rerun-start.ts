@@ -196,14 +196,15 @@ export function registerRerunStart(rerun: Command): void {
       const job = rerunJob(flags, config, Date.now());
       await withRerunContext(config, async (context) => {
         try {
-          await checkStart(context, job, flags.ifIdle ?? false);
+          // Decided and written as one step against every other start of the topic's jobs:
+          // of two --if-idle starts at the same moment, one writes its job.
+          await context.store.createJob(job, () => checkStart(context, job, flags.ifIdle ?? false));
         } catch (error) {
           if (!(error instanceof RerunError) || error.code !== 'RERUN_SCOPE_BUSY') throw error;
           reportFailure(error);
           process.exitCode = RERUN_EXIT_CODES.scopeBusy;
           return;
         }
-        await context.store.saveJob(job);
         const view = await context.view(job);
         console.error(
           `started rerun ${job.id} of input topic ${job.inputTopic}: ${view.status}` +
