@@ -23,6 +23,12 @@ export interface ScheduleSlots {
 /** A rerun reads every stored partner: more often than this is a mistake, not a schedule. */
 export const MIN_INTERVAL_MS = 60_000;
 
+/**
+ * Slots decades apart (`30000d` for `30d`) are a mistake too; a yearly rerun is better kept
+ * at a calendar date by a cron expression than every 365 days since 1970.
+ */
+export const MAX_INTERVAL_MS = 365 * 86_400_000;
+
 const UNIT_MS = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1_000 } as const;
 const INTERVAL_TEXT = /^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/;
 
@@ -57,6 +63,8 @@ export function intervalProblem(text: string): string | undefined {
   const ms = parseInterval(text);
   if (ms === undefined) return 'must be a duration such as 24h, 30m or 1h30m (units d, h, m, s)';
   if (ms < MIN_INTERVAL_MS) return 'must be at least 1m';
+  if (ms > MAX_INTERVAL_MS)
+    return "must be at most 365d; for rarer reruns, a cron expression (yearly: '0 2 1 1 *')";
   return undefined;
 }
 
@@ -88,11 +96,16 @@ export function cronProblem(expression: string): string | undefined {
  * Interval slots are the multiples of the interval since the Unix epoch (UTC): `24h` is
  * every midnight UTC, `6h` is 00:00, 06:00, 12:00 and 18:00 UTC. Anchoring to the epoch
  * rather than to the process's start is what makes the slots the same on every replica.
+ * The epoch is the anchor, not a slot: an interval longer than the time since then made
+ * 1970-01-01 the latest slot that passed, and a catch-up created its job.
  */
 function intervalSlots(ms: number): ScheduleSlots {
   return {
-    after: (time) => (Math.floor(time / ms) + 1) * ms,
-    atOrBefore: (time) => Math.floor(time / ms) * ms,
+    after: (time) => (Math.max(0, Math.floor(time / ms)) + 1) * ms,
+    atOrBefore: (time) => {
+      const count = Math.floor(time / ms);
+      return count >= 1 ? count * ms : undefined;
+    },
     description: `every ${formatInterval(ms)}`,
   };
 }

@@ -57,6 +57,9 @@ describe('rerunSchedule', () => {
         ({ path, message }) => `${path}: ${message}`,
       );
     expect(problems({ every: '30s' })).toEqual(['rerunSchedule.every: must be at least 1m']);
+    expect(problems({ every: '30000d' })).toEqual([
+      "rerunSchedule.every: must be at most 365d; for rarer reruns, a cron expression (yearly: '0 2 1 1 *')",
+    ]);
     expect(problems({ every: 'nightly' })).toEqual([
       'rerunSchedule.every: must be a duration such as 24h, 30m or 1h30m (units d, h, m, s)',
     ]);

@@ -42,6 +42,14 @@ describe('intervals', () => {
     expect(intervalProblem('daily')).toMatch(/^must be a duration such as 24h/);
   });
 
+  it('regression: 30000d was taken (its first slot in 2052, and a catch-up at start fired 1970-01-01): at most 365d', () => {
+    expect(intervalProblem('365d')).toBeUndefined();
+    for (const text of ['366d', '30000d', '9000000h'])
+      expect(intervalProblem(text), text).toBe(
+        "must be at most 365d; for rarer reruns, a cron expression (yearly: '0 2 1 1 *')",
+      );
+  });
+
   it('are written back in hours, minutes and seconds', () => {
     expect(formatInterval(86_400_000)).toBe('24h');
     expect(formatInterval(5_400_000)).toBe('1h30m');
@@ -65,6 +73,20 @@ describe('interval slots', () => {
     expect(iso(sixHours.atOrBefore(at('2025-03-10T12:00:00.000Z')))).toBe('2025-03-10T12:00:00.000Z');
     expect(iso(sixHours.atOrBefore(at('2025-03-10T11:59:59.999Z')))).toBe('2025-03-10T06:00:00.000Z');
     expect(iso(sixHours.after(at('2025-03-10T12:00:00.000Z')))).toBe('2025-03-10T18:00:00.000Z');
+  });
+});
+
+describe('regression: an interval longer than the time since the epoch made 1970-01-01 a slot that passed', () => {
+  // `--rerun-every 30000d --rerun-catch-up` created scheduled-19700101T000000Z at start: the
+  // epoch anchors the slots, it is none of them.
+  it('has no slot at or before the epoch, and the first slot one interval after it', () => {
+    const day = 86_400_000;
+    const long = scheduleSlots({ everyMs: 30_000 * day });
+    expect(long.atOrBefore(at('2026-11-29T00:00:00Z'))).toBeUndefined();
+    expect(iso(long.after(at('2026-11-29T00:00:00Z')))).toBe('2052-02-20T00:00:00.000Z');
+    const sixHours = scheduleSlots({ everyMs: 6 * 3_600_000 });
+    expect(sixHours.atOrBefore(at('1970-01-01T05:59:59.999Z'))).toBeUndefined();
+    expect(iso(sixHours.atOrBefore(at('1970-01-01T06:00:00Z')))).toBe('1970-01-01T06:00:00.000Z');
   });
 });
 

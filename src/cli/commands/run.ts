@@ -49,7 +49,7 @@ export function registerRun(program: Command): void {
     .option(
       '--rerun-every <interval>',
       'schedule a rerun at every multiple of this interval since 1970-01-01 UTC: 24h is every midnight UTC; ' +
-        'at least 1m (rerunSchedule.every)',
+        'at least 1m, at most 365d (rerunSchedule.every)',
     )
     .option(
       '--rerun-cron <expression>',

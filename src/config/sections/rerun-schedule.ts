@@ -16,7 +16,7 @@ export const rerunScheduleSection = z
     every: checkedText(intervalProblem)
       .optional()
       .describe(
-        'Start a rerun at every multiple of this interval since 1970-01-01 UTC, e.g. `24h` (midnight UTC), `6h`, `30m`; at least `1m`. Not with `cron`.',
+        'Start a rerun at every multiple of this interval since 1970-01-01 UTC, e.g. `24h` (midnight UTC), `6h`, `30m`; at least `1m`, at most `365d`. Not with `cron`.',
       ),
     cron: checkedText(cronProblem)
       .optional()
