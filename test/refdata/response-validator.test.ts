@@ -32,7 +32,7 @@ describe('ResponseValidator', () => {
   });
 
   it('reports a missing required member with its path', () => {
-    const bulk = { ...finishedBulk, results: [{ values: [] }] };
+    const bulk = { ...finishedBulk, results: [{ status: { code: 'OK' }, values: [] }] };
     const { valid, issues } = validator.validate('getBulkLookup', 200, bulk);
     expect(valid).toBe(false);
     expect(issues).toEqual([
