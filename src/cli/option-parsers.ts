@@ -1,6 +1,9 @@
 // Parsers of command-line option values shared by the commands: each refuses a bad value
-// with a message naming the option's rule, which commander prints and exits 1 on. Numbers
-// are read as the environment reads them: decimal digits only.
+// with a message naming the option's rule, which commander prints after its own "option
+// '--port <port>' argument '0x10' is invalid." and exits 1 on. Numbers are read as the
+// environment reads them: decimal digits only. Their rule names the flag as typed (`flag`,
+// e.g. '--port') and says "in decimal digits": "from 0 to 65535" alone read as if 0x10, 16
+// to a programmer, were out of range.
 import { InvalidArgumentError } from 'commander';
 import { decimalNumber } from '../config/decimal.ts';
 
@@ -10,12 +13,12 @@ export const nonEmpty = (value: string): string => {
 };
 
 export const wholeNumber =
-  (name: string, min: number, max?: number) =>
+  (flag: string, min: number, max?: number) =>
   (value: string): number => {
     const n = decimalNumber(value, true) ?? Number.NaN;
     if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
-      const range = max === undefined ? `${min} or more` : `from ${min} to ${max}`;
-      throw new InvalidArgumentError(`${name} must be a whole number ${range}.`);
+      const range = max === undefined ? `, ${min} or more` : ` from ${min} to ${max}`;
+      throw new InvalidArgumentError(`${flag} must be a whole number in decimal digits${range}.`);
     }
     return n;
   };
@@ -35,12 +38,12 @@ export const tagCollector =
 
 /** A share of something: more than 0 (or 0 itself, if `zero` says it means none), at most 1. */
 export const share =
-  (name: string, { zero = false } = {}) =>
+  (flag: string, { zero = false } = {}) =>
   (value: string): number => {
     const n = decimalNumber(value, false) ?? Number.NaN;
     if (!((zero ? n >= 0 : n > 0) && n <= 1))
       throw new InvalidArgumentError(
-        `${name} must be ${zero ? 'from 0 to 1' : 'more than 0 and at most 1'}.`,
+        `${flag} must be a number in decimal digits${zero ? ' from 0 to 1' : ', more than 0 and at most 1'}.`,
       );
     return n;
   };

@@ -342,23 +342,27 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
   it.each([
     [
       sandboxWith('--orgs', '0x10'),
-      "option '--orgs <n>' argument '0x10' is invalid. orgs must be a whole number 0 or more.",
+      "option '--orgs <n>' argument '0x10' is invalid. --orgs must be a whole number in decimal digits, 0 or more.",
     ],
     [
       sandboxWith('--seed', '1e3'),
-      "option '--seed <n>' argument '1e3' is invalid. seed must be a whole number 0 or more.",
+      "option '--seed <n>' argument '1e3' is invalid. --seed must be a whole number in decimal digits, 0 or more.",
+    ],
+    [
+      sandboxWith('--port', '0x10'),
+      "option '--port <port>' argument '0x10' is invalid. --port must be a whole number in decimal digits from 0 to 65535.",
     ],
     [
       sandboxWith('--port', ''),
-      "option '--port <port>' argument '' is invalid. port must be a whole number from 0 to 65535.",
+      "option '--port <port>' argument '' is invalid. --port must be a whole number in decimal digits from 0 to 65535.",
     ],
     [
       sandboxWith('--error-rate', '0x1'),
-      "option '--error-rate <share>' argument '0x1' is invalid. --error-rate must be from 0 to 1.",
+      "option '--error-rate <share>' argument '0x1' is invalid. --error-rate must be a number in decimal digits from 0 to 1.",
     ],
     [
       ['demo', '--orgs', '2e3', '--input', 'missing.ndjson'],
-      "option '--orgs <n>' argument '2e3' is invalid. orgs must be a whole number 0 or more.",
+      "option '--orgs <n>' argument '2e3' is invalid. --orgs must be a whole number in decimal digits, 0 or more.",
     ],
   ])('regression: %j was read as a number, though not written in decimal digits', async (args, message) => {
     const child = startCli(args, {});

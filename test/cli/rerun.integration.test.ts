@@ -55,9 +55,9 @@ describe('rerun options', () => {
     ]);
     for (const r of results) expect(r.code, r.stderr).toBe(1);
     const [batch, tags, share, since, outcome, throttle] = results.map((r) => r.stderr) as string[];
-    expect(batch).toContain('batchSize must be a whole number from 1 to 500.');
+    expect(batch).toContain('--batch-size must be a whole number in decimal digits from 1 to 500.');
     expect(tags).toContain('a is given twice; tags must be unique (at most 10).');
-    expect(share).toContain('--quota-share must be more than 0 and at most 1.');
+    expect(share).toContain('--quota-share must be a number in decimal digits, more than 0 and at most 1.');
     expect(since).toContain('--not-looked-up-since must be an ISO 8601 date or time');
     expect(outcome).toContain('GOOD is not an outcome; one of MATCH, MAYBE_MATCH, NO_MATCH, FAILED.');
     expect(throttle).toContain("required option '--quota-share <share>' not specified");

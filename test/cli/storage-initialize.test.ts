@@ -275,18 +275,18 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
   it.each([
     [
       ['--batch-size', '0'],
-      "option '--batch-size <n>' argument '0' is invalid. batchSize must be a whole number from 1 to 500",
+      "option '--batch-size <n>' argument '0' is invalid. --batch-size must be a whole number in decimal digits from 1 to 500",
     ],
-    [['--batch-size', '501'], 'batchSize must be a whole number from 1 to 500'],
-    [['--batch-size', '2.5'], 'batchSize must be a whole number from 1 to 500'],
+    [['--batch-size', '501'], '--batch-size must be a whole number in decimal digits from 1 to 500'],
+    [['--batch-size', '2.5'], '--batch-size must be a whole number in decimal digits from 1 to 500'],
     [
       ['--limit', '0'],
-      "option '--limit <n>' argument '0' is invalid. limit must be a whole number 1 or more",
+      "option '--limit <n>' argument '0' is invalid. --limit must be a whole number in decimal digits, 1 or more",
     ],
     [elevenTags, "option '--tag <tag>' argument 't10' is invalid. one tag too many; at most 10 unique tags"],
     [['--tag', 'a', '--tag', 'a'], 'a is given twice; tags must be unique (at most 10)'],
     [['--tag', ''], "option '--tag <tag>' argument '' is invalid. must not be empty"],
-    [['--timeout', '0'], 'timeout must be a whole number 1 or more'],
+    [['--timeout', '0'], '--timeout must be a whole number in decimal digits, 1 or more'],
   ])('refuses %j before any request, naming the option and the limit', async (args, message) => {
     const creates = await requestsOf('createEventStoreInitializerJob');
     const { code, stderr } = await runCli(['storage', 'initialize', '--storage', STORAGE, ...args], env);

@@ -28,11 +28,11 @@ export function registerDemo(program: Command): void {
       'NDJSON PartnerRecords (default: files.input, else the examples/partners.ndjson that comes with partner-enrich)',
     )
     .option('--output-dir <dir>', 'where the output files go (default: files.outputDir, out/)')
-    .option('--orgs <n>', 'organizations in the sandbox dataset', wholeNumber('orgs', 0), 20_000)
+    .option('--orgs <n>', 'organizations in the sandbox dataset', wholeNumber('--orgs', 0), 20_000)
     .option(
       '--seed <n>',
       'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)',
-      wholeNumber('seed', 0),
+      wholeNumber('--seed', 0),
       42,
     )
     .option('--no-progress', 'no progress bar')

@@ -154,11 +154,11 @@ export function registerRerunStart(rerun: Command): void {
       'only partner ids after this one (in id order, per partition)',
       nonEmpty,
     )
-    .option('--limit <n>', 'at most this many partners per input partition', wholeNumber('limit', 1))
+    .option('--limit <n>', 'at most this many partners per input partition', wholeNumber('--limit', 1))
     .option(
       '--batch-size <n>',
       `partners per chunk, ${batchSize.min}..${batchSize.max}: the unit of progress and of resuming (default rerun.batchSize)`,
-      wholeNumber('batchSize', batchSize.min, batchSize.max),
+      wholeNumber('--batch-size', batchSize.min, batchSize.max),
     )
     .option('--tag <tag...>', `labels of the job; at most ${maxTags} unique tags`, tagCollector(maxTags))
     .option(
@@ -185,7 +185,7 @@ export function registerRerunStart(rerun: Command): void {
     .option(
       '--timeout <seconds>',
       'with --wait: stop following after this long (the job goes on; default rerun.waitTimeoutMs, 0: none)',
-      wholeNumber('timeout', 0),
+      wholeNumber('--timeout', 0),
     )
     .option('--json', 'print the job (with --wait, where it ended) as JSON')
     .action(async (flags: StartFlags, command: Command) => {

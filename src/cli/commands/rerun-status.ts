@@ -29,7 +29,7 @@ export function registerRerunStatus(rerun: Command): void {
     .option(
       '--timeout <seconds>',
       'with --follow: stop following after this long (default rerun.waitTimeoutMs, 0: none)',
-      wholeNumber('timeout', 0),
+      wholeNumber('--timeout', 0),
     )
     .option('--json', 'print the job and its derived view as JSON')
     .action(async (id: string, flags: StatusFlags, command: Command) => {

@@ -35,7 +35,7 @@ export function registerSandbox(program: Command): void {
         'fault injection (also at run time: PUT /admin/faults), counters (GET /admin/stats) and reference data ' +
         'revisions (POST /admin/dataset/revise); see docs/SANDBOX.md',
     )
-    .option('--port <port>', 'port; 0 picks a free one', wholeNumber('port', 0, 65_535), 8080)
+    .option('--port <port>', 'port; 0 picks a free one', wholeNumber('--port', 0, 65_535), 8080)
     .option('--host <host>', 'interface to listen on', SANDBOX_DEFAULTS.host)
     .option('--api-key <key>', 'accepted X-API-KEY', SANDBOX_DEFAULTS.apiKey)
     .option('--client-id <id>', 'OAuth client id of the token endpoint', SANDBOX_DEFAULTS.clientId)
@@ -44,18 +44,18 @@ export function registerSandbox(program: Command): void {
       'OAuth client secret of the token endpoint',
       SANDBOX_DEFAULTS.clientSecret,
     )
-    .option('--orgs <n>', 'organizations in the generated dataset', wholeNumber('orgs', 0), 10_000)
-    .option('--seed <n>', 'seed of the dataset and of fault decisions', wholeNumber('seed', 0), 1)
+    .option('--orgs <n>', 'organizations in the generated dataset', wholeNumber('--orgs', 0), 10_000)
+    .option('--seed <n>', 'seed of the dataset and of fault decisions', wholeNumber('--seed', 0), 1)
     .addOption(
       new Option('--mode <mode>', 'realistic: bulks run in the background; instant: finished at once')
         .choices(SANDBOX_MODES)
         .default('realistic'),
     )
-    .option('--latency-ms <ms>', 'latency added to every request', wholeNumber('latencyMs', 0), 0)
+    .option('--latency-ms <ms>', 'latency added to every request', wholeNumber('--latency-ms', 0), 0)
     .option(
       '--latency-jitter-ms <ms>',
       'up to this much more latency, drawn per request',
-      wholeNumber('latencyJitterMs', 0),
+      wholeNumber('--latency-jitter-ms', 0),
       0,
     )
     .option(
@@ -79,7 +79,7 @@ export function registerSandbox(program: Command): void {
     .option(
       '--retry-after-seconds <s>',
       'Retry-After of the injected 429s',
-      wholeNumber('retryAfterSeconds', 0),
+      wholeNumber('--retry-after-seconds', 0),
       1,
     )
     .option(

@@ -96,9 +96,9 @@ export function registerStorageInitialize(program: Command): void {
     .option(
       '--batch-size <n>',
       `partners per batch, ${batchSize.min}..${batchSize.max} (service default ${batchSize.max})`,
-      wholeNumber('batchSize', batchSize.min, batchSize.max),
+      wholeNumber('--batch-size', batchSize.min, batchSize.max),
     )
-    .option('--limit <n>', 'at most this many partners', wholeNumber('limit', 1))
+    .option('--limit <n>', 'at most this many partners', wholeNumber('--limit', 1))
     .option('--tag <tag>', `a tag of the job; repeatable, at most ${maxTags} unique tags`, collectTag)
     .option(
       '--initialize',
@@ -110,7 +110,7 @@ export function registerStorageInitialize(program: Command): void {
     .option(
       '--timeout <seconds>',
       'stop following after this long (the job keeps running on the service)',
-      wholeNumber('timeout', 1),
+      wholeNumber('--timeout', 1),
       DEFAULT_TIMEOUT_SECONDS,
     )
     .action(async (flags: InitializeFlags, command: Command) => {
