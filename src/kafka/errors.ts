@@ -38,8 +38,8 @@ export const KAFKA_ERROR_CODES = [
   /**
    * The internal state topic (bulk ledger) could not be written within the client's retries:
    * the pipeline stops without committing, records are read again after a restart. From
-   * `rerun`: a job or request not written; `rerun start` also when other starts of the same
-   * input topic fenced it START_ATTEMPTS times in a row.
+   * `rerun`: a job or request not written; `rerun start` (and `run`'s schedule at a slot) also
+   * when other starts of the same input topic fenced it START_ATTEMPTS times in a row.
    */
   'STATE_WRITE_FAILED',
   /**

@@ -19,8 +19,9 @@ import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
 
 /**
- * The transactional id that every start of a job of `inputTopic` takes: starting a producer
- * with it fences the start before (its write fails), which makes read-decide-write one step.
+ * The transactional id that every start of a job of `inputTopic` takes (`rerun start`, `run`'s
+ * schedule at a slot): starting a producer with it fences the start before (its write
+ * fails), which makes read-decide-write one step.
  */
 export const startTransactionalId = (stateTopic: string, inputTopic: string): string =>
   `${stateTopic}.rerun-start.${inputTopic}`;
@@ -126,19 +127,19 @@ export class KafkaRerunJobStore implements RerunJobStore {
    * and `admit` decides on what was read, then the job is written and committed in the
    * producer's transaction. A start fenced by a later one (its send refused), or whose
    * commit failed, decides again on what is there then, up to START_ATTEMPTS times: finding
-   * its own job (a commit that took effect after all) it is done. A start that comes after
-   * another's commit reads that job.
+   * its own job (a commit that took effect after all, or another's identical record) it is
+   * done: 'found'. A start that comes after another's commit reads that job.
    */
-  async createJob(job: RerunJob, admit: () => Promise<void>): Promise<void> {
+  async createJob(job: RerunJob, admit: () => Promise<void>): Promise<'written' | 'found'> {
     for (let attempt = 1; ; attempt += 1) {
       const began = Date.now();
       try {
-        await this.#createOnce(job, () =>
+        const written = await this.#createOnce(job, () =>
           attempt > 1 && isSameJob(this.#jobs.get(job.id), job)
             ? Promise.resolve(false)
             : admit().then(() => true),
         );
-        return;
+        return written ? 'written' : 'found';
       } catch (error) {
         if (!isStartRace(error)) throw error;
         if (attempt >= START_ATTEMPTS)
@@ -156,8 +157,11 @@ export class KafkaRerunJobStore implements RerunJobStore {
     }
   }
 
-  /** `decide`: whether to write the job (false: it is there already), or a refusal thrown. */
-  async #createOnce(job: RerunJob, decide: () => Promise<boolean>): Promise<void> {
+  /**
+   * `decide`: whether to write the job (false: it is there already), or a refusal thrown.
+   * Resolves to whether the job was written.
+   */
+  async #createOnce(job: RerunJob, decide: () => Promise<boolean>): Promise<boolean> {
     const producer = this.#kafka.producer({
       transactionalId: startTransactionalId(this.#topic, job.inputTopic),
       idempotent: true,
@@ -174,7 +178,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
         return producer.transaction();
       });
       await this.load();
-      if (!(await decide())) return;
+      if (!(await decide())) return false;
       const open = transaction;
       await this.#writing(() =>
         open.send({
@@ -187,6 +191,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
         throw new CommitUncertain(`commit of rerun ${job.id}: ${(error as Error).message}`, { cause: error });
       });
       this.#jobs.set(job.id, job);
+      return true;
     } catch (error) {
       // Aborting frees read_committed readers at once; a raced start need not: the start
       // that fenced it aborted its transaction, or its commit took effect.

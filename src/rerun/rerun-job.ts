@@ -146,6 +146,14 @@ export interface RerunJobStore {
   /** Progress records of the job, per partition. */
   progress(jobId: string): Map<number, RerunPartitionProgress>;
   saveJob(job: RerunJob): Promise<void>;
+  /**
+   * Writes a new job unless `admit` throws, decided and written as one step against every
+   * other creation of a job of the same input topic (`rerun start`, `run`'s schedule):
+   * `admit` decides on the store as read within that step. 'found': an attempt raced by
+   * another creation found the job there as this one would have written it (its own commit
+   * after all, or the same record from another: a schedule's replicas write one per slot).
+   */
+  createJob(job: RerunJob, admit: () => Promise<void>): Promise<'written' | 'found'>;
   saveProgress(progress: RerunPartitionProgress): Promise<void>;
   close(): Promise<void>;
 }

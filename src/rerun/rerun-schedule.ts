@@ -1,19 +1,22 @@
 // `run`'s built-in schedule of full-storage reruns: at each slot, a rerun job is written
 // to the job store, where the executors of every replica pick it up like one started from
-// the CLI. Every replica of `run` ticks; they agree through the store:
+// the CLI. Every replica of `run` ticks; they agree through the store, deciding and writing
+// the slot's job as one step (RerunJobStore.createJob) against each other and against
+// `rerun start` of the same input topic:
 // - the job id is the slot's (`scheduled-20250310T020000Z`) and a replica that finds the
-//   job written does not write it again, so a slot makes one job. Two replicas that check
-//   at the same moment both write, with the same content (createdAt is the slot, not the
-//   clock), so the second write changes nothing.
+//   job written does not write it again, so a slot makes one job. Of two replicas deciding
+//   at the same moment one writes it; the other, fenced, decides again and finds it.
 // - a slot whose input topic has a rerun that has not ended is skipped and logged, as a
 //   Kubernetes CronJob with concurrencyPolicy Forbid does: a rerun that outlasts the
-//   interval is not queued behind itself.
+//   interval is not queued behind itself. A `rerun start` deciding at the same moment sees
+//   the slot's job, or the slot sees its job: never both written.
 // Slots missed while no replica ran are not made up, except, with `catchUp`, the most
 // recent one: a nightly rerun missed during a deploy still happens, once, and a replica
 // down for a week does not start seven reruns in a row. Off by default, since a rerun
 // reads every stored partner and a restart should not start one unasked.
 import type { Config } from '../config/index.ts';
 import type { Logger } from '../observability/index.ts';
+import { RerunError } from './errors.ts';
 import { inRunOrder } from './job-order.ts';
 import { isEnded, type RerunJob, type RerunJobStore } from './rerun-job.ts';
 import { parseInterval, scheduleSlots, type RerunScheduleSpec } from './schedule-slots.ts';
@@ -73,22 +76,45 @@ export function scheduledJob(slot: number, settings: ScheduledJobSettings): Reru
   };
 }
 
-/** Decides a slot against the store as it is now, and writes its job when it is due. */
+/**
+ * Decides a slot against the store as it is now, and writes its job when it is due, as one
+ * step against every other start of a job of the input topic (createJob): the refusals that
+ * `rerun start` throws for a job id taken and a busy topic (--if-idle) are this schedule's
+ * 'exists' and 'skipped'.
+ */
 export async function scheduleSlot(
   store: RerunJobStore,
   slot: number,
   settings: ScheduledJobSettings,
   partitionCount: number,
 ): Promise<SlotOutcome> {
-  const jobId = scheduledJobId(slot);
-  await store.load();
-  if (store.job(jobId) !== undefined) return { kind: 'exists', jobId };
-  const active = inRunOrder(store).find(
-    (job) => job.inputTopic === settings.inputTopic && !isEnded(job, store.progress(job.id), partitionCount),
-  );
-  if (active) return { kind: 'skipped', jobId, activeJobId: active.id };
-  await store.saveJob(scheduledJob(slot, settings));
-  return { kind: 'created', jobId };
+  const job = scheduledJob(slot, settings);
+  const jobId = job.id;
+  const admit = async (): Promise<void> => {
+    if (store.job(jobId) !== undefined)
+      throw new RerunError('RERUN_ALREADY_EXISTS', `rerun ${jobId} exists already`, { details: { jobId } });
+    const active = inRunOrder(store).find(
+      (other) =>
+        other.inputTopic === settings.inputTopic && !isEnded(other, store.progress(other.id), partitionCount),
+    );
+    if (active)
+      throw new RerunError(
+        'RERUN_SCOPE_BUSY',
+        `rerun ${active.id} of input topic ${settings.inputTopic} has not ended`,
+        { details: { inputTopic: settings.inputTopic, activeJobId: active.id } },
+      );
+  };
+  try {
+    // 'found': this replica, fenced by another deciding the same slot, found its job.
+    const created = await store.createJob(job, admit);
+    return { kind: created === 'written' ? 'created' : 'exists', jobId };
+  } catch (error) {
+    if (!(error instanceof RerunError)) throw error;
+    if (error.code === 'RERUN_ALREADY_EXISTS') return { kind: 'exists', jobId };
+    if (error.code === 'RERUN_SCOPE_BUSY')
+      return { kind: 'skipped', jobId, activeJobId: String(error.details.activeJobId) };
+    throw error;
+  }
 }
 
 /** Time and timers, injected so that tests decide when a slot comes. */

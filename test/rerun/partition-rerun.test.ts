@@ -39,6 +39,10 @@ function memoryJobs(): RerunJobStore {
     job: () => undefined,
     progress: () => progress,
     saveJob: async () => {},
+    createJob: async (_job, admit) => {
+      await admit();
+      return 'written';
+    },
     saveProgress: async (saved) => void progress.set(saved.partition, saved),
     close: async () => {},
   };

@@ -49,6 +49,12 @@ class InMemoryRerunJobStoreStandIn implements RerunJobStore {
     queueMicrotask(() => this.#changed(job.id));
   }
 
+  async createJob(job: RerunJob, admit: () => Promise<void>): Promise<'written'> {
+    await admit();
+    await this.saveJob(job);
+    return 'written';
+  }
+
   async saveProgress(progress: RerunPartitionProgress): Promise<void> {
     const shares = this.#progress.get(progress.jobId) ?? new Map<number, RerunPartitionProgress>();
     shares.set(progress.partition, progress);
