@@ -19,8 +19,7 @@ import { cliEnv } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
-  partnerEncoder,
-  produce,
+  producePartners,
   readAll,
   testTopics,
 } from '../support/enrichment.ts';
@@ -55,16 +54,6 @@ async function statusOf(url: string): Promise<number | 'refused'> {
   } catch {
     return 'refused';
   }
-}
-
-/** Produces `batch` to `topic` as the upstream producers do: Avro PartnerRecords keyed by partner id. */
-async function producePartners(kafka: Kafka, topic: string, batch: PartnerRecord[]): Promise<void> {
-  const encode = await partnerEncoder(schemaRegistry(), topic);
-  await produce(
-    kafka,
-    topic,
-    await Promise.all(batch.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-  );
 }
 
 /** Resolves once the group committed every partition of `topic` to its end; the positions then. */
@@ -302,7 +291,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
 
     // No match result fits into 64 bytes: every output write now fails for good.
     await setTopicLimit(kafka, topics.matches, 64);
-    await producePartners(kafka, topics.input, partners);
+    await producePartners(kafka, schemaRegistry(), topics.input, partners);
 
     await eventually(() => running.logs().includes('PIPELINE_OUTPUT_FAILED'), 60_000, 'the output failure');
     // Cut to the limit read at start, the batch was refused by the broker: said as such.
@@ -336,7 +325,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       topicPartitions: [{ topic: topics.input, count: topics.partitions + 2 }],
     });
     await admin.disconnect();
-    await producePartners(kafka, topics.input, partners);
+    await producePartners(kafka, schemaRegistry(), topics.input, partners);
     // The replica sees the new partitions at its next rebalance: another member joining here
     // (kafkajs also rejoins by itself once its metadata, refreshed every 5 minutes, shows them).
     const member = kafka.consumer({ groupId });
@@ -359,7 +348,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const env = cliEnv(sandbox.url, topics, groupId);
     const running = run(env);
     await readyWithin(await operationsUrl(running), 60_000);
-    const send = (batch: PartnerRecord[]) => producePartners(kafka, topics.input, batch);
+    const send = (batch: PartnerRecord[]) => producePartners(kafka, schemaRegistry(), topics.input, batch);
     const allCommitted = () => allCommittedOf(kafka, groupId, topics.input);
     // Outputs written before: the producer's metadata of the storage topic is the old one.
     const half = partners.length / 2;
@@ -427,7 +416,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       `STATE_DIR_LOCKED: state directory ${stateDir} is in use by process ${first.child.pid}`,
     );
 
-    await producePartners(kafka, topics.input, partners);
+    await producePartners(kafka, schemaRegistry(), topics.input, partners);
     await allMatched(topics, first);
     expect(await statusOf(`${base}/healthz`)).toBe(200);
     first.child.kill('SIGTERM');
@@ -454,6 +443,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const send = (suffix: string) =>
       producePartners(
         kafka,
+        schemaRegistry(),
         topics.input,
         partners.map((p) => ({ ...p, partnerId: p.partnerId + suffix })),
       );
@@ -483,7 +473,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       const base = await operationsUrl(running);
       await readyWithin(base, 60_000);
       const half = partners.length / 2;
-      await producePartners(kafka, topics.input, partners.slice(0, half));
+      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(0, half));
       const before = await allCommittedOf(kafka, groupId, topics.input);
 
       const admin = kafka.admin();
@@ -491,7 +481,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       await admin.deleteTopics({ topics: [topics[role]] });
       await admin.disconnect();
       // New partners: lookups, ledger writes, and outputs for the deleted topic.
-      await producePartners(kafka, topics.input, partners.slice(half));
+      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(half));
       const health = healthUntilExit(running, base);
       expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
       // The outputs' failure says it as its cause; the ledger's is the failure itself.

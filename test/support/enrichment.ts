@@ -85,6 +85,21 @@ export async function partnerEncoder(
   return (partner) => registry.encode(id, partner);
 }
 
+/** Produces `partners` to `topic` as the upstream producers do: Avro PartnerRecords keyed by partner id. */
+export async function producePartners(
+  kafka: Kafka,
+  registry: SchemaRegistry,
+  topic: string,
+  partners: PartnerRecord[],
+): Promise<void> {
+  const encode = await partnerEncoder(registry, topic);
+  await produce(
+    kafka,
+    topic,
+    await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
+  );
+}
+
 export async function produce(
   kafka: Kafka,
   topic: string,

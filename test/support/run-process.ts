@@ -13,8 +13,7 @@ import { startCli } from './cli.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
-  partnerEncoder,
-  produce,
+  producePartners,
   readAll,
   testTopics,
 } from './enrichment.ts';
@@ -126,12 +125,7 @@ export async function topicsWithPartners(
     for (const t of [topics.input, topics.matches, topics.events, topics.storage])
       await deleteSubject(`${t}-value`);
   };
-  const encode = await partnerEncoder(registry, topics.input);
-  await produce(
-    kafka,
-    topics.input,
-    await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
-  );
+  await producePartners(kafka, registry, topics.input, partners);
   return { topics, groupId: uniqueName(`${prefix}-group`), cleanup };
 }
 
