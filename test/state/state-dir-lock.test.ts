@@ -1,58 +1,88 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { lockStateDir, reapStateDirs } from '../../src/state/state-dir-lock.ts';
+
+const lockModule = new URL('../../src/state/state-dir-lock.ts', import.meta.url).pathname;
+
+/** The processes a test started, killed after it whatever its outcome. */
+const started: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(started.splice(0).map(killHard));
+});
+
+/**
+ * Another process taking `dir`'s lock, at pid 1 of a pid namespace of its own when `namespaced`
+ * (a container's `run`; `unshare` kills it when killed itself). `said` is what came of it:
+ * "held <its pid>", after which it holds the lock until killed, or the refusal's code and message.
+ */
+function lockingProcess(dir: string, { namespaced = false } = {}) {
+  const node = [
+    process.execPath,
+    '--input-type=module',
+    '-e',
+    `import { lockStateDir } from '${lockModule}';
+     try { lockStateDir(process.argv[1]); console.log('held', process.pid); setInterval(() => {}, 1000); }
+     catch (error) { console.log(\`\${error.code}: \${error.message}\`); }`,
+    dir,
+  ];
+  const [command, ...args] = namespaced
+    ? ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child', ...node]
+    : node;
+  const child = spawn(command as string, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  started.push(child);
+  const said = once(child.stdout, 'data').then(([line]) => String(line).trim());
+  return { child, said };
+}
 
 /** Another process holding `dir`'s lock until it is killed; resolves once it holds it. */
 async function holderProcess(dir: string) {
-  const lock = new URL('../../src/state/state-dir-lock.ts', import.meta.url).pathname;
-  const child = spawn(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `import { lockStateDir } from '${lock}'; lockStateDir(process.argv[1]); console.log('held'); setInterval(() => {}, 1000);`,
-      dir,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const [first] = (await once(child.stdout, 'data')) as [Buffer];
-  expect(first.toString()).toContain('held');
-  return child;
+  const holder = lockingProcess(dir);
+  expect(await holder.said).toBe(`held ${holder.child.pid}`);
+  return holder.child;
 }
+
+async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await once(child, 'exit');
+}
+
+/** The pid, in this namespace, of the process `unshare` started in a namespace of its own. */
+const pidHere = (unshare: ChildProcess): number =>
+  Number(readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').trim());
 
 /** The pid of a process that has exited. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid as number;
 
 describe('the state directory lock', () => {
-  it('refuses a second holder, in this process as in another live one (STATE_DIR_LOCKED)', () => {
+  it('refuses a second holder, in this process as in another live one (STATE_DIR_LOCKED, naming the holder)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
     const unlock = lockStateDir(dir);
-    expect(() => lockStateDir(dir)).toThrow(expect.objectContaining({ code: 'STATE_DIR_LOCKED' }));
+    expect(() => lockStateDir(dir)).toThrow(
+      expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: process.pid } }),
+    );
     unlock();
-    const other = mkdtempSync(join(tmpdir(), 'lock-test-'));
-    writeFileSync(join(other, 'LOCK'), String(process.ppid));
-    expect(() => lockStateDir(other)).toThrow(expect.objectContaining({ code: 'STATE_DIR_LOCKED' }));
-    lockStateDir(dir)();
+    const holder = await holderProcess(dir);
+    expect(() => lockStateDir(dir)).toThrow(
+      expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: holder.pid } }),
+    );
   });
 
-  it('regression: a LOCK deleted from under its live holder let a second process take the directory (both would write its partition files)', async () => {
+  it('regression: the lock files deleted from under their live holder let a second process take the directory (both would write its partition files)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
     const holder = await holderProcess(dir);
-    try {
-      rmSync(join(dir, 'LOCK'));
-      expect(() => lockStateDir(dir)).toThrow(
-        expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: holder.pid } }),
-      );
-      // The refused process left no LOCK of its own behind.
-      expect(existsSync(join(dir, 'LOCK'))).toBe(false);
-    } finally {
-      holder.kill('SIGKILL');
-      await once(holder, 'exit');
-    }
+    rmSync(join(dir, 'LOCK'));
+    rmSync(join(dir, 'LOCK.db'));
+    expect(() => lockStateDir(dir)).toThrow(
+      expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: holder.pid } }),
+    );
+    // The refused process left no LOCK of its own behind.
+    expect(existsSync(join(dir, 'LOCK'))).toBe(false);
+    await killHard(holder);
     // Its holder gone, the directory is free.
     lockStateDir(dir)();
   });
@@ -73,6 +103,39 @@ describe('the state directory lock', () => {
     const unlock = lockStateDir(held);
     reapStateDirs(parent, 'p-');
     expect([existsSync(dead), existsSync(held), existsSync(fresh)]).toEqual([false, true, true]);
+    unlock();
+  });
+  it("regression: a second process in another pid namespace took a state directory in use (both pid 1, it read the holder's LOCK for its own: two containers on one volume); now STATE_DIR_LOCKED", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
+    const first = lockingProcess(dir, { namespaced: true });
+    expect(await first.said).toBe('held 1');
+    const second = lockingProcess(dir, { namespaced: true });
+    expect(await second.said).toBe(
+      `STATE_DIR_LOCKED: state directory ${dir} is in use by a process not visible from here (another pid namespace or user); its LOCK names pid 1`,
+    );
+    // Seen from here, the holder is named by its pid in this namespace.
+    expect(() => lockStateDir(dir)).toThrow(
+      expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: pidHere(first.child) } }),
+    );
+    await killHard(first.child);
+    // A restarted container, pid 1 again as the LOCK left behind says: it starts.
+    const restarted = lockingProcess(dir, { namespaced: true });
+    expect(await restarted.said).toBe('held 1');
+  });
+
+  it('a holder killed with SIGKILL frees the directory at once: the kernel drops its lock, the LOCK it left behind does not count', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
+    const holder = await holderProcess(dir);
+    await killHard(holder);
+    expect(readFileSync(join(dir, 'LOCK'), 'utf8')).toBe(String(holder.pid));
+    lockStateDir(dir)();
+  });
+
+  it('regression: a LOCK left behind naming a live process that does not hold the directory (its pid taken by another after a restart) kept the directory locked for good', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
+    writeFileSync(join(dir, 'LOCK'), String(process.ppid));
+    const unlock = lockStateDir(dir);
+    expect(readFileSync(join(dir, 'LOCK'), 'utf8')).toBe(String(process.pid));
     unlock();
   });
 });
