@@ -2,7 +2,7 @@
 // non-zero on a failed start or a fatal failure, closes what it opened, and always ends
 // on SIGTERM. Wall-clock bounds here are what an orchestrator relies on.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
@@ -24,12 +24,14 @@ import {
   testTopics,
 } from '../support/enrichment.ts';
 import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
+import { commandPidHere } from '../support/pid-namespace.ts';
 import { startCollected, type RunningCli } from '../support/run-process.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
 type Running = RunningCli;
 
-const start = (env: NodeJS.ProcessEnv): Running => startCollected(['run'], env);
+const start = (env: NodeJS.ProcessEnv, options?: { pidNamespace?: boolean }): Running =>
+  startCollected(['run'], env, options);
 
 /** The exit code, or a failure naming the logs when the process is still alive after `ms`. */
 async function exitWithin(running: Running, ms: number): Promise<number | null> {
@@ -138,8 +140,8 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   let sandbox: RunningSandbox;
   let partners: PartnerRecord[];
 
-  const run = (env: NodeJS.ProcessEnv): Running => {
-    const running = start(env);
+  const run = (env: NodeJS.ProcessEnv, options?: { pidNamespace?: boolean }): Running => {
+    const running = start(env, options);
     children.push(running);
     return running;
   };
@@ -421,6 +423,40 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(await statusOf(`${base}/healthz`)).toBe(200);
     first.child.kill('SIGTERM');
     expect(await exitWithin(first, 30_000), first.logs()).toBe(0);
+  });
+
+  it("regression: a second run in another pid namespace took a state.dir in use (two containers on one volume, both pid 1: it read the first's LOCK for its own); now STATE_DIR_LOCKED, exit 2, the first goes on, and a restart at pid 1 again starts", async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const stateDir = mkdtempSync(join(tmpdir(), 'lifecycle-state-'));
+    cleanups.push(async () => rmSync(stateDir, { recursive: true, force: true }));
+    const env = {
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_STATE__DIR: stateDir,
+      // The killed first's partitions go to its replacement once its session has expired.
+      PARTNER_ENRICH_KAFKA__SESSION_TIMEOUT_MS: '10000',
+    };
+    const first = run(env, { pidNamespace: true });
+    const base = await operationsUrl(first);
+    await readyWithin(base, 60_000);
+    expect(readFileSync(join(stateDir, 'LOCK'), 'utf8')).toBe('1');
+
+    const second = run(env, { pidNamespace: true });
+    expect(await exitWithin(second, 60_000), second.logs()).toBe(2);
+    expect(second.logs()).toContain(
+      `STATE_DIR_LOCKED: state directory ${stateDir} is in use by a process not visible from here (another pid namespace or user); its LOCK names pid 1`,
+    );
+    await producePartners(kafka, schemaRegistry(), topics.input, partners);
+    await allMatched(topics, first);
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+
+    // The first container killed, its replacement (pid 1 too, as LOCK says) starts at once.
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const restarted = run(env, { pidNamespace: true });
+    await readyWithin(await operationsUrl(restarted), 60_000);
+    process.kill(commandPidHere(restarted.child), 'SIGTERM');
+    expect(await exitWithin(restarted, 30_000), restarted.logs()).toBe(0);
   });
 
   /**

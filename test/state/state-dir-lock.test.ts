@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lockStateDir, reapStateDirs } from '../../src/state/state-dir-lock.ts';
+import { commandPidHere, inPidNamespace } from '../support/pid-namespace.ts';
 
 const lockModule = new URL('../../src/state/state-dir-lock.ts', import.meta.url).pathname;
 
@@ -16,7 +17,7 @@ afterEach(async () => {
 
 /**
  * Another process taking `dir`'s lock, at pid 1 of a pid namespace of its own when `namespaced`
- * (a container's `run`; `unshare` kills it when killed itself). `said` is what came of it:
+ * (a container's `run`). `said` is what came of it:
  * "held <its pid>", after which it holds the lock until killed, or the refusal's code and message.
  */
 function lockingProcess(dir: string, { namespaced = false } = {}) {
@@ -29,9 +30,7 @@ function lockingProcess(dir: string, { namespaced = false } = {}) {
      catch (error) { console.log(\`\${error.code}: \${error.message}\`); }`,
     dir,
   ];
-  const [command, ...args] = namespaced
-    ? ['unshare', '--pid', '--fork', '--mount-proc', '--kill-child', ...node]
-    : node;
+  const [command, ...args] = namespaced ? inPidNamespace(node) : node;
   const child = spawn(command as string, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   started.push(child);
   const said = once(child.stdout, 'data').then(([line]) => String(line).trim());
@@ -50,10 +49,6 @@ async function killHard(child: ChildProcess): Promise<void> {
   child.kill('SIGKILL');
   await once(child, 'exit');
 }
-
-/** The pid, in this namespace, of the process `unshare` started in a namespace of its own. */
-const pidHere = (unshare: ChildProcess): number =>
-  Number(readFileSync(`/proc/${unshare.pid}/task/${unshare.pid}/children`, 'utf8').trim());
 
 /** The pid of a process that has exited. */
 const deadPid = (): number => spawnSync(process.execPath, ['-e', '']).pid as number;
@@ -115,7 +110,10 @@ describe('the state directory lock', () => {
     );
     // Seen from here, the holder is named by its pid in this namespace.
     expect(() => lockStateDir(dir)).toThrow(
-      expect.objectContaining({ code: 'STATE_DIR_LOCKED', details: { dir, pid: pidHere(first.child) } }),
+      expect.objectContaining({
+        code: 'STATE_DIR_LOCKED',
+        details: { dir, pid: commandPidHere(first.child) },
+      }),
     );
     await killHard(first.child);
     // A restarted container, pid 1 again as the LOCK left behind says: it starts.

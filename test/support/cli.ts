@@ -4,6 +4,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import type { Config } from '../../src/config/index.ts';
+import { inPidNamespace } from './pid-namespace.ts';
 
 export interface CliResult {
   code: number | null;
@@ -13,9 +14,19 @@ export interface CliResult {
 
 const repository = (path: string): string => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 
-/** Starts the command, in the repository unless `cwd` says otherwise; the caller owns the process. */
-export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): ChildProcess {
-  return spawn(repository('node_modules/.bin/node'), [repository('src/cli/main.ts'), ...args], {
+/**
+ * Starts the command, in the repository unless `cwd` says otherwise; the caller owns the
+ * process. `pidNamespace`: as pid 1 of a pid namespace of its own, the child being `unshare`
+ * (see inPidNamespace).
+ */
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  { cwd, pidNamespace = false }: { cwd?: string; pidNamespace?: boolean } = {},
+): ChildProcess {
+  const command = [repository('node_modules/.bin/node'), repository('src/cli/main.ts'), ...args];
+  const [file, ...rest] = pidNamespace ? inPidNamespace(command) : command;
+  return spawn(file as string, rest, {
     env: { PATH: process.env.PATH, ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...env },
     ...(cwd === undefined ? {} : { cwd }),
   });
@@ -23,7 +34,7 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): 
 
 /** Runs the command to its end and returns what it printed. */
 export async function runCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string): Promise<CliResult> {
-  const child = startCli(args, env, cwd);
+  const child = startCli(args, env, { cwd });
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk) => (stdout += chunk));

@@ -26,9 +26,13 @@ export interface RunningCli {
   exited: Promise<number | null>;
 }
 
-/** Starts the command with its output collected. */
-export function startCollected(args: string[], env: NodeJS.ProcessEnv): RunningCli {
-  const child = startCli(args, env);
+/** Starts the command with its output collected (see startCli for `pidNamespace`). */
+export function startCollected(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  options: { pidNamespace?: boolean } = {},
+): RunningCli {
+  const child = startCli(args, env, options);
   let logs = '';
   child.stdout?.on('data', (chunk: Buffer) => (logs += chunk));
   child.stderr?.on('data', (chunk: Buffer) => (logs += chunk));
