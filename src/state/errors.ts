@@ -11,8 +11,9 @@ export const STATE_ERROR_CODES = [
    */
   'STATE_NOT_COPARTITIONED',
   /**
-   * At start: another running process holds `state.dir` (named in its LOCK, or with a file of
-   * the directory open when LOCK was deleted). details: dir, pid.
+   * At start: another running process holds `state.dir`'s lock (the kernel's, on LOCK.db: of
+   * any pid namespace), or has a file of the directory open when LOCK.db was deleted.
+   * details: dir, and pid (the holder, seen from here) or lockPid (what LOCK names).
    */
   'STATE_DIR_LOCKED',
   /**
