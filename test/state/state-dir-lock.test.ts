@@ -90,16 +90,29 @@ describe('the state directory lock', () => {
     unlock();
   });
 
-  it('reaps private directories of dead processes, not those held', () => {
+  it('regression: reaps private directories no process holds (one whose LOCK named a live process holding nothing was kept for good), not those held here or in another pid namespace', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'reap-test-'));
-    const [dead, held, fresh] = [join(parent, 'p-dead'), join(parent, 'p-held'), join(parent, 'p-fresh')];
-    for (const dir of [dead, held, fresh]) mkdirSync(dir);
+    const [dead, reused, held, heldElsewhere, fresh] = ['dead', 'reused', 'held', 'elsewhere', 'fresh'].map(
+      (name) => join(parent, `p-${name}`),
+    ) as [string, string, string, string, string];
+    for (const dir of [dead, reused, held, heldElsewhere, fresh]) mkdirSync(dir);
     writeFileSync(join(dead, 'LOCK'), String(deadPid()));
+    // A live process that holds nothing: the pid of a killed one, taken again.
+    writeFileSync(join(reused, 'LOCK'), String(process.ppid));
     const unlock = lockStateDir(held);
+    const elsewhere = lockingProcess(heldElsewhere, { namespaced: true });
+    expect(await elsewhere.said).toBe('held 1');
     reapStateDirs(parent, 'p-');
-    expect([existsSync(dead), existsSync(held), existsSync(fresh)]).toEqual([false, true, true]);
+    expect([dead, reused, held, heldElsewhere, fresh].map((dir) => existsSync(dir))).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
     unlock();
   });
+
   it("regression: a second process in another pid namespace took a state directory in use (both pid 1, it read the holder's LOCK for its own: two containers on one volume); now STATE_DIR_LOCKED", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lock-test-'));
     const first = lockingProcess(dir, { namespaced: true });
