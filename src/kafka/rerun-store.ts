@@ -13,6 +13,7 @@ import {
   type RerunPartitionProgress,
 } from '../rerun/rerun-job.ts';
 import { isFenced, KafkaError } from './errors.ts';
+import { topicOffsets } from './topic-offsets.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicMissing, TopicWatch } from './topic-watch.ts';
 
@@ -47,6 +48,13 @@ const isStartRace = (error: unknown): boolean => isFenced(error) || error instan
  * the next start of the same input topic does.
  */
 const START_TRANSACTION_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a start waits for its committed job to become readable: a transaction ahead of it
+ * that a killed start left open ends within its timeout plus the broker's check for timed-out
+ * transactions (transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by default).
+ */
+const READABLE_WAIT_MS = START_TRANSACTION_TIMEOUT_MS + 15_000;
 
 /** The job as this start wrote it (a record is written whole, its id and times are the start's). */
 const isSameJob = (stored: RerunJob | undefined, job: RerunJob): boolean =>
@@ -180,7 +188,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
       await this.load();
       if (!(await decide())) return false;
       const open = transaction;
-      await this.#writing(() =>
+      const [written] = await this.#writing(() =>
         open.send({
           topic: this.#topic,
           acks: -1,
@@ -191,6 +199,8 @@ export class KafkaRerunJobStore implements RerunJobStore {
         throw new CommitUncertain(`commit of rerun ${job.id}: ${(error as Error).message}`, { cause: error });
       });
       this.#jobs.set(job.id, job);
+      if (written?.baseOffset !== undefined)
+        await this.#readable(written.partition, BigInt(written.baseOffset));
       return true;
     } catch (error) {
       // Aborting frees read_committed readers at once; a raced start need not: the start
@@ -199,6 +209,33 @@ export class KafkaRerunJobStore implements RerunJobStore {
       throw error;
     } finally {
       await producer.disconnect().catch(() => {});
+    }
+  }
+
+  /**
+   * Waits until readers of committed records see the record at `offset`: the broker answers a
+   * commit before it has written the transaction's markers, and until they are written the
+   * partition's last stable offset, up to which load() reads, stays before the job (a
+   * `rerun status` right after `rerun start` returned said there was no such job, about once
+   * in 40 starts). Never fails the start, whose job is committed (failed, it would be started
+   * again, a second job under a new id): after READABLE_WAIT_MS, or when the offsets cannot
+   * be read, it resolves, and readers see the job once the transactions ahead of it end (a
+   * start killed before its commit holds one open until the broker aborts it).
+   */
+  async #readable(partition: number, offset: bigint): Promise<void> {
+    const admin = this.#kafka.admin();
+    const deadline = Date.now() + READABLE_WAIT_MS;
+    try {
+      await admin.connect();
+      for (let pause = 5; ; pause = Math.min(pause * 2, 500)) {
+        const end = (await topicOffsets(admin, this.#topic)).find((p) => p.partition === partition);
+        if (end === undefined || BigInt(end.high) > offset || Date.now() >= deadline) return;
+        await delay(pause);
+      }
+    } catch {
+      return;
+    } finally {
+      await admin.disconnect().catch(() => {});
     }
   }
 
