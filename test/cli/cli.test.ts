@@ -279,10 +279,15 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     }
   });
 
-  it('regression: Ctrl-C during demo ended it at once with exit 130 and no word that its outputs are partial', async () => {
+  /**
+   * The demo on examples/partners.ndjson (3,005 records), interrupted with SIGINT once the first
+   * results are out. No grace: the records in flight are left unfinished, as a stop that runs
+   * out of it leaves them. `records`: the input records the output files hold, one line each in
+   * matches.ndjson or dead-letters.ndjson (a failed lookup has both: its dead letter is not counted).
+   */
+  async function interruptedDemo() {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const out = join(dir, 'out');
-    // No grace: the records in flight are left unfinished, as a stop that runs out of it leaves them.
     const child = startCli(['demo', '--no-progress', '--orgs', '2000', '--output-dir', out], {
       PARTNER_ENRICH_SHUTDOWN__GRACE_MS: '0',
     });
@@ -291,21 +296,47 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     child.stdout?.on('data', (chunk) => (stdout += chunk));
     child.stderr?.on('data', (chunk) => (stderr += chunk));
     const exited = once(child, 'exit').then(([code, signal]) => ({ code, signal }));
-    const written = async (name: string) =>
-      (await readFile(join(out, name), 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
+    const lines = async (name: string) =>
+      (await readFile(join(out, name), 'utf8').catch(() => '')).split('\n').filter(Boolean);
     try {
-      // Interrupted once the first results are out, well before the 3,005 records are done.
-      while ((await written('matches.ndjson')) === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      while ((await lines('matches.ndjson')).length === 0)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       child.kill('SIGINT');
-      expect(await exited, stderr).toEqual({ code: 130, signal: null });
-      expect(stderr).toContain(`partner-enrich: stopped by SIGINT: the outputs in ${out}/ are partial`);
-      const records = (await written('matches.ndjson')) + (await written('dead-letters.ndjson'));
-      expect(records).toBeGreaterThan(0);
-      expect(records).toBeLessThan(3005);
-      expect(stdout).toMatch(/│ records read\s+│/);
+      const exit = await exited;
+      const deadLetters = (await lines('dead-letters.ndjson')).filter(
+        (line) => (JSON.parse(line) as { headers: Record<string, string> }).headers['pe.stage'] !== 'lookup',
+      );
+      const records = (await lines('matches.ndjson')).length + deadLetters.length;
+      return { exit, stdout, stderr, out, records };
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
+  }
+
+  it('regression: Ctrl-C during demo ended it at once with exit 130 and no word that its outputs are partial', async () => {
+    const { exit, stdout, stderr, out, records } = await interruptedDemo();
+    expect(exit, stderr).toEqual({ code: 130, signal: null });
+    expect(stderr).toMatch(
+      new RegExp(`partner-enrich: stopped by SIGINT.*: the outputs in ${out}/ .*are partial`),
+    );
+    expect(records).toBeGreaterThan(0);
+    expect(records).toBeLessThan(3005);
+    expect(stdout).toMatch(/│ records read\s+│/);
+  });
+
+  it("regression: the demo's Ctrl-C message said the outputs were partial but not how many records were read and written", async () => {
+    const { exit, stdout, stderr, out, records } = await interruptedDemo();
+    expect(exit, stderr).toEqual({ code: 130, signal: null });
+    const told = new RegExp(
+      `stopped by SIGINT after (\\d+) of 3005 records read: the outputs in ${out}/ hold (\\d+) of them and are partial; run again for the records not in them`,
+    ).exec(stderr);
+    expect(told, stderr).not.toBeNull();
+    const [, read, held] = (told as RegExpExecArray).map(Number);
+    // Counted from what was written: the files hold that many records, and the table agrees.
+    expect(held).toBe(records);
+    expect(read).toBeGreaterThanOrEqual(records);
+    expect(read).toBeLessThanOrEqual(3005);
+    expect(stdout).toMatch(new RegExp(`│ records read\\s+│\\s+${read} │`));
   });
 
   it('regression: rerun start --timeout without --wait was ignored without a word', async () => {

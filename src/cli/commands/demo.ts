@@ -37,9 +37,9 @@ export function registerDemo(program: Command): void {
     )
     .option('--no-progress', 'no progress bar')
     .action(async (options: DemoOptions, command: Command) => {
-      // Ctrl-C or SIGTERM: the records in flight are finished (within shutdown.graceMs) and the
-      // partial outputs said to be partial. A second signal ends the process at once (Node's
-      // default, the handlers being gone).
+      // Ctrl-C or SIGTERM: the records in flight are finished (within shutdown.graceMs), and how
+      // many records the outputs hold is said (stoppedMessage). A second signal ends the process
+      // at once (Node's default, the handlers being gone).
       const interrupted = Promise.withResolvers<NodeJS.Signals>();
       const onSignal = (signal: NodeJS.Signals) => interrupted.resolve(signal);
       process.once('SIGINT', onSignal);
@@ -104,12 +104,7 @@ export function registerDemo(program: Command): void {
         if (enrichment.pipeline.failure) throw enrichment.pipeline.failure;
         console.log(summaryTable(summary, { input, outputDir: config.files.outputDir }));
         if (signal) {
-          // Records still in flight when the grace ran out have no output: a run again does them.
-          const complete = total !== undefined && summary.finished >= total;
-          console.error(
-            `partner-enrich: stopped by ${signal}: the outputs in ${config.files.outputDir}/ ` +
-              (complete ? 'are complete' : 'are partial; run again for the records not in them'),
-          );
+          console.error(`partner-enrich: ${stoppedMessage(signal, summary, total, config.files.outputDir)}`);
           process.exitCode = 128 + (signal === 'SIGINT' ? 2 : 15);
         }
       } finally {
@@ -118,4 +113,24 @@ export function registerDemo(program: Command): void {
         process.off('SIGTERM', onSignal);
       }
     });
+}
+
+/**
+ * What a stopped demo left: the records read (of the file's, when counted ahead) and those the
+ * outputs hold, counted as their writes completed. Records still in flight when the grace ran
+ * out have no output: a run again does them.
+ */
+function stoppedMessage(
+  signal: NodeJS.Signals,
+  summary: RunSummary,
+  total: number | undefined,
+  outputDir: string,
+): string {
+  const read = `${summary.recordsIn}${total === undefined ? '' : ` of ${total}`} records read`;
+  const held = summary.finished;
+  const outputs = `the outputs in ${outputDir}/`;
+  return total !== undefined && held >= total
+    ? `stopped by ${signal} after ${read}: ${outputs} hold all ${held} and are complete`
+    : `stopped by ${signal} after ${read}: ${outputs} hold ${held} of them and are partial; ` +
+        'run again for the records not in them';
 }
