@@ -7,11 +7,18 @@ import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
 
+/**
+ * The tests' own client, also handed to the product's stores and sinks under test. Silent:
+ * kafkajs's console logger printed a JSON line per request it retried or gave up on (a topic
+ * deleted at cleanup under a follower, a fenced transaction a test provokes), noise in the
+ * test output. What a test asserts on reaches it otherwise: the errors kafkajs throws, and the
+ * product's log lines, which its own clients route into the project's logger (kafkajs-log.ts).
+ */
 export function kafkaClient(bootstrap = inject('kafkaBrokers')): Kafka {
   return new Kafka({
     clientId: uniqueName('test'),
     brokers: [bootstrap],
-    logLevel: logLevel.ERROR,
+    logLevel: logLevel.NOTHING,
     retry: { retries: 8, initialRetryTime: 100 },
   });
 }
