@@ -22,7 +22,7 @@ import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
 import { KafkaPartitionTransactions } from '../kafka/partition-transactions.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
-import { toJsonRecord } from '../mapping/lookup-task.ts';
+import { toLookupTask } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
 import { createLogger } from '../observability/logger.ts';
 import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
@@ -252,7 +252,7 @@ function assemble(
   const pipeline = new Pipeline(
     {
       ...ends,
-      toTask: toJsonRecord,
+      toTask: toLookupTask,
       runner,
       ...(quota ? { quota, rerunQuota } : {}),
       observer,

@@ -133,8 +133,16 @@ function postalAddress(address: PartnerRecord['addresses'][number], i: number): 
   return postal;
 }
 
-/** The jsonRecord of a PartnerRecord; an error's path indexes the record's own lists, blank items counted. */
+/**
+ * The jsonRecord of a PartnerRecord, its identifications and tax numbers in canonical order
+ * (see inCanonicalOrder); an error's path indexes the record's own lists, blank items counted.
+ */
 export function toJsonRecord(record: PartnerRecord): JsonRecord {
+  return inCanonicalOrder(mapped(record));
+}
+
+/** The jsonRecord with the lists in the record's own order: what earlier versions sent and hashed. */
+function mapped(record: PartnerRecord): JsonRecord {
   if (!present(record.partnerId)) {
     throw new MappingError('MAPPING_MISSING_PARTNER_ID', 'partnerId is empty');
   }
@@ -201,10 +209,71 @@ export function toJsonRecord(record: PartnerRecord): JsonRecord {
   };
 }
 
+type Identification = JsonRecord['identifications'][number];
+type TaxNumber = JsonRecord['taxNumbers'][number];
+
+// Code unit order, not localeCompare: the order is part of stored hashes, so it must not
+// depend on the ICU data or locale of the process.
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+const compareIdentifications = (a: Identification, b: Identification): number =>
+  compareText(a.identificationType?.code ?? '', b.identificationType?.code ?? '') ||
+  compareText(a.identificationNumber, b.identificationNumber) ||
+  compareText(a.country?.code ?? '', b.country?.code ?? '');
+
+const compareTaxNumbers = (a: TaxNumber, b: TaxNumber): number =>
+  compareText(a.taxNumberType?.code ?? '', b.taxNumberType?.code ?? '') ||
+  compareText(a.taxNumber, b.taxNumber);
+
+const inOrder = <T>(items: readonly T[], compare: (a: T, b: T) => number): boolean =>
+  items.every((item, i) => i === 0 || compare(items[i - 1] as T, item) <= 0);
+
+/**
+ * The record with its identifications and tax numbers sorted by type, number (and country):
+ * the service matches on any of them, so their order is no content, and an upstream that
+ * exports them in no fixed order (a set, a query without ORDER BY) re-sends the same task.
+ * Addresses keep their order (the first is the one compared) and only the first name is sent.
+ * A record whose lists are in that order already is returned as it is, so its task and hash
+ * are what earlier versions sent and stored.
+ */
+function inCanonicalOrder(jsonRecord: JsonRecord): JsonRecord {
+  const { identifications, taxNumbers } = jsonRecord;
+  if (inOrder(identifications, compareIdentifications) && inOrder(taxNumbers, compareTaxNumbers))
+    return jsonRecord;
+  return {
+    ...jsonRecord,
+    identifications: identifications.toSorted(compareIdentifications),
+    taxNumbers: taxNumbers.toSorted(compareTaxNumbers),
+  };
+}
+
 /**
  * Hash of what a lookup would be asked, not of the input bytes: a re-send with a new
- * changedAt or source system but the same content costs no quota when skip-unchanged is on.
+ * changedAt or source system, or its identifiers in another order, but the same content
+ * costs no quota when skip-unchanged is on.
  */
 export function contentHash(jsonRecord: JsonRecord): string {
   return hash('sha256', JSON.stringify(jsonRecord), 'base64url').slice(0, 32);
+}
+
+/** A record's lookup task and the hashes its content is known by. */
+export interface LookupTask {
+  jsonRecord: JsonRecord;
+  /** contentHash of the task (identifiers in canonical order). */
+  hash: string;
+  /**
+   * The hash earlier versions computed for the same content, with the identifiers and tax
+   * numbers in the record's own order; set only when that order is not the canonical one (the
+   * two hashes differ). A partner stored, or a submission recorded, under it is this content.
+   */
+  earlierHash?: string;
+}
+
+/** The task of a record with its hashes: one SHA-256 when the record's lists are in canonical order. */
+export function toLookupTask(record: PartnerRecord): LookupTask {
+  const asSent = mapped(record);
+  const jsonRecord = inCanonicalOrder(asSent);
+  const task: LookupTask = { jsonRecord, hash: contentHash(jsonRecord) };
+  if (jsonRecord !== asSent) task.earlierHash = contentHash(asSent);
+  return task;
 }

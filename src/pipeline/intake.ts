@@ -5,7 +5,7 @@
 // heartbeating: offering never waits).
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
 import { MappingError } from '../mapping/errors.ts';
-import { contentHash, type JsonRecord } from '../mapping/lookup-task.ts';
+import type { LookupTask } from '../mapping/lookup-task.ts';
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
@@ -26,7 +26,7 @@ export interface IntakeOptions {
 
 export interface IntakeParts {
   decoder: PartnerDecoder;
-  toTask: (partner: PartnerRecord) => JsonRecord;
+  toTask: (partner: PartnerRecord) => LookupTask;
   ledger: BulkLedger;
   watermark: CommitWatermark;
   ownership: Ownership;
@@ -226,15 +226,16 @@ export class Intake {
   }
 
   #accept(input: InputRecord, partner: PartnerRecord, epoch: number): void {
-    let jsonRecord: JsonRecord;
+    let task: LookupTask;
     try {
-      jsonRecord = this.#parts.toTask(partner);
+      task = this.#parts.toTask(partner);
     } catch (error) {
       return this.#reject(input, 'mapping', error, epoch);
     }
     const lookup = work(partner.partnerId, 'lookup', input, epoch, partner);
-    lookup.jsonRecord = jsonRecord;
-    lookup.hash = contentHash(jsonRecord);
+    lookup.jsonRecord = task.jsonRecord;
+    lookup.hash = task.hash;
+    if (task.earlierHash !== undefined) lookup.earlierHash = task.earlierHash;
     // A Kafka position never changes content: a record found in a submission was part of it,
     // perhaps coalesced into a newer version's task (whose result it then gets, as before).
     const submitted = this.#parts.ledger.find(input.position);

@@ -5,7 +5,7 @@
 // versions coalesce into it. A rerun's copy of a stored partner that still waits is
 // replaced by live work for the partner the same way: the live record's lookup gives the
 // partner's new state, and the rerun counts the partner as superseded.
-import type { PartnerWork, SubmittedTask } from './records.ts';
+import { ofContent, type PartnerWork, type SubmittedTask } from './records.ts';
 
 interface KeySlot {
   active: PartnerWork;
@@ -123,7 +123,9 @@ function merge(into: PartnerWork, newer: PartnerWork): void {
   into.records.push(...newer.records);
   into.jsonRecord = newer.jsonRecord;
   into.hash = newer.hash;
+  if (newer.earlierHash === undefined) delete into.earlierHash;
+  else into.earlierHash = newer.earlierHash;
   if (into.resumeFrom) return;
   // An earlier run's submission only stands for the content it was made for.
-  if (newer.resumeFrom?.hash === into.hash) into.resumeFrom = newer.resumeFrom;
+  if (ofContent(into, newer.resumeFrom?.hash)) into.resumeFrom = newer.resumeFrom;
 }

@@ -32,7 +32,13 @@ import {
 } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
 import type { PipelineObserver } from './ports.ts';
-import { partitionOf, type PartnerWork, type RerunOutcome, type SubmittedTask } from './records.ts';
+import {
+  ofContent,
+  partitionOf,
+  type PartnerWork,
+  type RerunOutcome,
+  type SubmittedTask,
+} from './records.ts';
 import { eachInTurns, RERUN_SLICE } from './rerun-work.ts';
 import type { RerunQuota } from '../quota/rerun-quota.ts';
 import { traceBulkLookup } from '../observability/tracing.ts';
@@ -266,7 +272,7 @@ export class LookupCoordinator {
       this.#options.skipUnchanged &&
       !work.rerun &&
       previous &&
-      previous.hash === work.hash &&
+      ofContent(work, previous.hash) &&
       previous.outcome !== 'FAILED'
     ) {
       return this.#write(work, reusedOutputs(work, previous, context), () => {
@@ -437,7 +443,7 @@ export class LookupCoordinator {
     if (work.attempts > 0 || work.prepaid || work.adopted) return false;
     for (const { input } of work.records) {
       const submitted = this.#parts.ledger.find(input.position);
-      if (submitted && submitted.hash === work.hash) {
+      if (submitted && ofContent(work, submitted.hash)) {
         void this.#resume(work, submitted);
         return true;
       }
@@ -474,7 +480,7 @@ export class LookupCoordinator {
           // coalesced into it, read here in a work of its own, is looked up for its own
           // content and pays: the unit stays with the work that carries the task's content
           // (both drew it, and two tasks went to the service on one unit).
-          work.prepaid = now.paid === true && now.hash === work.hash;
+          work.prepaid = now.paid === true && ofContent(work, now.hash);
         }
         work.adopted = true;
         this.#dispatch(work);
@@ -482,8 +488,12 @@ export class LookupCoordinator {
       }
     }
     // The result is the one of the content the submission was for (the newest of a coalesced
-    // task): that is what the storage records.
-    work.hash = submitted.hash;
+    // task): that is what the storage records. The work's own content, perhaps recorded by
+    // the earlier hash, is stored by its hash of today.
+    if (!ofContent(work, submitted.hash)) {
+      work.hash = submitted.hash;
+      delete work.earlierHash;
+    }
     // Reading an earlier run's bulk counts as an attempt: a FAILED task in it, or a bulk the
     // service no longer knows, is retried as a new lookup within the same budget.
     work.attempts += 1;

@@ -4,7 +4,14 @@ import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
-import type { AcceptedRecord, InputRecord, PartnerWork, RecordHeaders, RerunChange } from './records.ts';
+import {
+  ofContent,
+  type AcceptedRecord,
+  type InputRecord,
+  type PartnerWork,
+  type RecordHeaders,
+  type RerunChange,
+} from './records.ts';
 
 export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
 export type OutputName = 'matches' | 'events' | 'storage' | 'deadLetters';
@@ -67,7 +74,7 @@ export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefi
     source != null &&
     source.offset === newest.position.offset &&
     source.timestamp === newest.timestamp &&
-    stored?.hash === work.hash
+    ofContent(work, stored?.hash)
   );
 }
 
@@ -181,7 +188,7 @@ function lifecycle(
         : null
     : previous === undefined
       ? 'BusinessPartnerCreated'
-      : previous.hash !== stored.hash
+      : !ofContent(work, previous.hash)
         ? 'BusinessPartnerUpdated'
         : null;
   if (!type) return [];

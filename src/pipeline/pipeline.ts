@@ -8,7 +8,7 @@
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import type { BulkRunner } from '../bulk/bulk-runner.ts';
 import { isPartnerEnrichError, type PartnerEnrichError } from '../errors.ts';
-import type { JsonRecord } from '../mapping/lookup-task.ts';
+import type { LookupTask } from '../mapping/lookup-task.ts';
 import type { QuotaGate } from '../quota/quota-gate.ts';
 import type { RerunQuota } from '../quota/rerun-quota.ts';
 import type { BackoffOptions } from '../retry/backoff.ts';
@@ -64,7 +64,7 @@ export interface PipelineParts {
   source: RecordSource;
   sink: OutputSink;
   decoder: PartnerDecoder;
-  toTask: (partner: PartnerRecord) => JsonRecord;
+  toTask: (partner: PartnerRecord) => LookupTask;
   runner: BulkRunner;
   ledger: BulkLedger;
   quota?: QuotaGate;
@@ -314,9 +314,9 @@ export class Pipeline {
   ): void {
     if (this.#stopping || this.#fatal || this.#ownership.epoch(ref) !== epoch)
       return outcome.resolve({ kind: 'dropped' });
-    let jsonRecord: JsonRecord;
+    let lookup: LookupTask;
     try {
-      jsonRecord = this.#parts.toTask(stored.record);
+      lookup = this.#parts.toTask(stored.record);
     } catch (error) {
       // The mapping of the day refuses a record it took before: reported, the state stays.
       return outcome.resolve({ kind: 'failed', reason: (error as Error).message });
@@ -326,7 +326,7 @@ export class Pipeline {
       epoch,
       partnerId,
       stored,
-      jsonRecord,
+      lookup,
       { ...task, settle: outcome.resolve },
       this.#context.now(),
     );

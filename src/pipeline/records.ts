@@ -58,6 +58,8 @@ export interface PartnerWork {
   /** For lookups: the task built from the newest record, and its content hash. */
   jsonRecord?: JsonRecord;
   hash?: string;
+  /** The hash earlier versions computed for the same content, where it differs (LookupTask.earlierHash). */
+  earlierHash?: string;
   /** queued: waiting in the batcher (may still be coalesced); submitted: in a bulk. */
   state: 'scheduled' | 'queued' | 'submitted';
   /** The assignment of the work's partition it belongs to (see Ownership); stale work is dropped. */
@@ -128,3 +130,11 @@ export const positionKey = (position: { topic: string; partition: number }): str
 /** The input partition a piece of work belongs to: its ownership, its partner state. */
 export const partitionOf = (work: PartnerWork): { topic: string; partition: number } =>
   work.rerun?.partition ?? (work.records[0] as AcceptedRecord).input.position;
+
+/**
+ * Whether a hash stored earlier (partner state, a ledger submission) is of the work's content:
+ * its hash, or the one earlier versions computed for it, so that what they stored before an
+ * upgrade is neither looked up nor paid for again.
+ */
+export const ofContent = (work: PartnerWork, hash: string | undefined): boolean =>
+  hash !== undefined && (hash === work.hash || hash === work.earlierHash);

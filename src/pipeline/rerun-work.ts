@@ -5,7 +5,7 @@
 // and finds the bulk it already paid for, wherever the partner now sits in its chunk.
 import { createHash } from 'node:crypto';
 import { setImmediate } from 'node:timers/promises';
-import { contentHash, type JsonRecord } from '../mapping/lookup-task.ts';
+import type { LookupTask } from '../mapping/lookup-task.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { StoredPartner } from './outputs.ts';
 import type { PartitionRef } from './ports.ts';
@@ -46,7 +46,7 @@ export function rerunWork(
   epoch: number,
   partnerId: string,
   previous: StoredPartner,
-  jsonRecord: JsonRecord,
+  lookup: LookupTask,
   task: Omit<RerunTask, 'partition' | 'previous'>,
   now: number,
 ): PartnerWork {
@@ -62,8 +62,10 @@ export function rerunWork(
     partnerId,
     kind: 'lookup',
     records: [{ input, partner: previous.record as PartnerRecord }],
-    jsonRecord,
-    hash: contentHash(jsonRecord),
+    jsonRecord: lookup.jsonRecord,
+    hash: lookup.hash,
+    // A rerun resumed after an upgrade finds its submission recorded under the earlier hash.
+    ...(lookup.earlierHash === undefined ? {} : { earlierHash: lookup.earlierHash }),
     state: 'scheduled',
     attempts: 0,
     epoch,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MappingError } from '../../src/mapping/errors.ts';
-import { TASK_LIMITS, contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
+import { TASK_LIMITS, contentHash, toJsonRecord, toLookupTask } from '../../src/mapping/lookup-task.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 
 const ADDRESS = {
@@ -239,5 +239,72 @@ describe('contentHash', () => {
     });
     // Computed by the mapping of b44714d: members in the same order, the same trimming.
     expect(contentHash(toJsonRecord(record))).toBe('Oq52C_mx_OJ9KqDOJXKHBwkf79dmqREr');
+  });
+});
+
+describe('identifiers and tax numbers in another order', () => {
+  // Out of order: LEI after DE_HRB, DE_STNR before VAT.
+  const shuffled = partner({
+    identifiers: [
+      { type: 'LEI', value: '5493001KJTIIGC8Y1R12', country: null },
+      { type: 'DE_HRB', value: 'HRB 12345', country: 'DE' },
+    ],
+    taxNumbers: [
+      { type: 'VAT', value: 'DE123456789' },
+      { type: 'DE_STNR', value: '143/123/45678' },
+    ],
+  });
+  const ordered = partner({
+    identifiers: shuffled.identifiers.toReversed(),
+    taxNumbers: shuffled.taxNumbers.toReversed(),
+  });
+
+  it('give one task, sorted by type, then number, then country', () => {
+    const task = toJsonRecord(shuffled);
+    expect(task).toEqual(toJsonRecord(ordered));
+    expect(task.identifications.map((id) => id.identificationType?.code)).toEqual(['DE_HRB', 'LEI']);
+    expect(task.taxNumbers.map((tax) => tax.taxNumberType?.code)).toEqual(['DE_STNR', 'VAT']);
+    const sameType = toJsonRecord(
+      partner({
+        identifiers: [
+          { type: 'DE_HRB', value: 'HRB 2', country: 'DE' },
+          { type: 'DE_HRB', value: 'HRB 1', country: 'DE' },
+          { type: 'DE_HRB', value: 'HRB 1', country: 'AT' },
+        ],
+      }),
+    );
+    expect(sameType.identifications.map((id) => `${id.identificationNumber} ${id.country?.code}`)).toEqual([
+      'HRB 1 AT',
+      'HRB 1 DE',
+      'HRB 2 DE',
+    ]);
+  });
+
+  it('regression: a re-send with its identifiers in another order is not looked up again (one content hash)', () => {
+    expect(contentHash(toJsonRecord(shuffled))).toBe(contentHash(toJsonRecord(ordered)));
+    expect(contentHash(toJsonRecord({ ...ordered, identifiers: shuffled.identifiers }))).toBe(
+      contentHash(toJsonRecord(ordered)),
+    );
+  });
+
+  it('keep the hash earlier versions stored for a record already in that order, and name theirs for one that is not', () => {
+    // Both computed by the mapping of 0154e48, which kept the record's order.
+    const ofOrdered = 'F2QPDVIBHHqpEgojHn2VwAwFNAI8WUGN';
+    const ofShuffled = '3g_kr-sm7z2hVXjy6cCrh7pVx88Q90Rp';
+    expect(toLookupTask(ordered)).toEqual({ jsonRecord: toJsonRecord(ordered), hash: ofOrdered });
+    expect(toLookupTask(shuffled)).toEqual({
+      jsonRecord: toJsonRecord(ordered),
+      hash: ofOrdered,
+      earlierHash: ofShuffled,
+    });
+  });
+
+  it('leave the addresses in their order: the first is the one the service compares', () => {
+    const other = { ...ADDRESS, town: 'Augsburg', postCode: '86150' };
+    const a = toJsonRecord(partner({ addresses: [ADDRESS, other] }));
+    const b = toJsonRecord(partner({ addresses: [other, ADDRESS] }));
+    expect(a.addressData[0]?.organizationPostalAddress.town?.name).toBe('München');
+    expect(b.addressData[0]?.organizationPostalAddress.town?.name).toBe('Augsburg');
+    expect(contentHash(a)).not.toBe(contentHash(b));
   });
 });

@@ -173,6 +173,39 @@ describe('the pipeline, per partner', () => {
     expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(1);
   });
 
+  it('regression: a re-send with its identifiers in another order is not looked up again (an export without a fixed order paid a lookup whenever the order changed)', async () => {
+    const org = organization(7);
+    const country = org.address.country;
+    const partner = {
+      ...partnerOf(org, 'ORDER', 'ERP', 1),
+      // The organization's register and VAT numbers, and a tax number the dataset does not know.
+      identifiers: org.identifiers.map((id) => ({ type: id.type, value: id.value, country })),
+      taxNumbers: [
+        ...org.identifiers
+          .filter((id) => id.kind === 'VAT')
+          .map((id) => ({ type: id.type, value: id.value })),
+        { type: 'DE_STEUERNUMMER', value: '143/815/08155' },
+      ],
+    };
+    expect(partner.identifiers).toHaveLength(2);
+    expect(partner.taxNumbers).toHaveLength(2);
+    const reordered = [
+      { ...partner, identifiers: partner.identifiers.toReversed(), changedAt: 2 },
+      { ...partner, taxNumbers: partner.taxNumbers.toReversed(), changedAt: 3 },
+    ];
+    for (const resent of reordered) {
+      const before = sandbox.state.stats.snapshot().bulkTasks;
+      // The re-send waits behind the first version, then finds its content already stored.
+      const { matches, events, summary } = await enrich(sandbox, [line(partner), line(resent)], 1);
+
+      expect(matches.map((m) => m.reused)).toEqual([false, true]);
+      expect(matches[1]?.bestCandidate).toEqual(matches[0]?.bestCandidate);
+      expect(events.map((e) => e.type)).toEqual(['BusinessPartnerCreated']);
+      expect(sandbox.state.stats.snapshot().bulkTasks - before).toBe(1);
+      expect(summary.quotaConsumed).toBe(1);
+    }
+  });
+
   it('deletes a partner on a tombstone: Deleted event with its last svcId, storage tombstone', async () => {
     const partner = partnerOf(organization(3), 'C', 'ERP', 1);
     const { events, storage, matches } = await enrich(sandbox, [

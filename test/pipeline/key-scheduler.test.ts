@@ -101,6 +101,34 @@ describe('KeyScheduler', () => {
     expect(scheduler.coalesced).toBe(1);
   });
 
+  it("folds in the newer version's earlier hash with its content: none where its order was canonical", () => {
+    const { scheduler } = collect();
+    const first = work('a', 'lookup', 'old');
+    first.earlierHash = 'old-as-sent';
+    scheduler.offer(first);
+    first.state = 'queued';
+    const reordered = work('a', 'lookup', 'new');
+    reordered.earlierHash = 'new-as-sent';
+    scheduler.offer(reordered);
+    expect(first).toMatchObject({ hash: 'new', earlierHash: 'new-as-sent' });
+    // Kept, the older content's earlier hash would find that content stored and skip the new one.
+    scheduler.offer(work('a', 'lookup', 'newest'));
+    expect(first.hash).toBe('newest');
+    expect(first.earlierHash).toBeUndefined();
+  });
+
+  it('folds a record read again, whose task was recorded by the earlier hash of the same content, into waiting work', () => {
+    const { scheduler } = collect();
+    const first = work('a', 'lookup', 'old');
+    scheduler.offer(first);
+    first.state = 'queued';
+    const task: SubmittedTask = { submissionId: 's1', bulkId: 'b1', taskId: 't1', hash: 'v-as-sent' };
+    const again = readAgain('a', task, 'v');
+    again.earlierHash = 'v-as-sent';
+    scheduler.offer(again);
+    expect(first.resumeFrom).toBe(task);
+  });
+
   it('holds a newer version back while the older one is in a submitted bulk, then dispatches it', () => {
     const { dispatched, scheduler } = collect();
     const first = work('a');

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { PartnerEnrichError } from '../../src/errors.ts';
 import {
+  alreadyWritten,
   deadLetter,
   deleteOutputs,
   matchChange,
@@ -83,6 +84,30 @@ describe('lifecycle event ids', () => {
   it('keeps the id a UUID (version 5, RFC 9562 variant)', () => {
     expect(created(work('lookup', 'h1', 10))).toMatch(UUID_V5);
     expect(eventIdOf(deleteOutputs(work('delete', undefined, 11), undefined, context()))).toMatch(UUID_V5);
+  });
+});
+
+describe('a partner stored by the earlier hash of the same content (identifiers in a non-canonical order)', () => {
+  const reordered = (offset: number): PartnerWork => ({
+    ...work('lookup', 'h1', offset),
+    earlierHash: 'h1-as-sent',
+  });
+  const types = (messages: OutputMessage[]) =>
+    messages.filter((m) => m.output === 'events').map((m) => (m.value as { type: string }).type);
+  const outputs = (w: PartnerWork, previous: StoredPartner) =>
+    matchedOutputs(w, result, 'bulk-1', previous, thresholds, context()).messages;
+
+  it('is not told Updated when the content is looked up again (skip-unchanged off, or its last lookup FAILED)', () => {
+    expect(types(outputs(reordered(10), storedPartner('P-1', { hash: 'h1-as-sent' })))).toEqual([]);
+    expect(types(outputs(reordered(10), storedPartner('P-1', { hash: 'h0' })))).toEqual([
+      'BusinessPartnerUpdated',
+    ]);
+  });
+
+  it('knows the record it was written for when that record is read again', () => {
+    const source = { offset: 10, timestamp: 0 };
+    expect(alreadyWritten(reordered(10), storedPartner('P-1', { hash: 'h1-as-sent', source }))).toBe(true);
+    expect(alreadyWritten(reordered(10), storedPartner('P-1', { hash: 'h0', source }))).toBe(false);
   });
 });
 

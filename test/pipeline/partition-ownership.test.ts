@@ -13,7 +13,7 @@ import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
 import { createRefDataClient } from '../../src/cli/enrichment.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { KafkaError, SinkError } from '../../src/kafka/errors.ts';
-import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
+import { contentHash, toJsonRecord, toLookupTask } from '../../src/mapping/lookup-task.ts';
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
@@ -132,7 +132,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       maxInFlightRecords?: number;
       lingerMs?: number;
       rerunMaxTasks?: number;
-      toTask?: typeof toJsonRecord;
+      toTask?: typeof toLookupTask;
       decoder?: PartnerDecoder;
       /** Consume quota through the sandbox's usage API before each bulk, as `run` does. */
       quota?: boolean;
@@ -178,7 +178,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         source,
         sink,
         decoder: options.decoder ?? jsonPartnerDecoder(),
-        toTask: options.toTask ?? toJsonRecord,
+        toTask: options.toTask ?? toLookupTask,
         runner,
         ledger,
         state,
@@ -278,6 +278,88 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(tasksPaid() - tasksBefore).toBe(2);
     // One of the two tasks stands on the dead member's unit, the other is paid now.
     expect(quotaConsumed() - consumedBefore).toBe(1);
+  });
+
+  /**
+   * Partner P-UP as an export without a fixed order sends it: its organization's identifiers
+   * in descending type order. Versions up to 0154e48 hashed the task in that order: the
+   * hash they stored for it.
+   */
+  function upgradedPartner(offset: number) {
+    const organization = dataset.organizations[22] as (typeof dataset.organizations)[number];
+    const country = organization.address.country;
+    const partner: PartnerRecord = {
+      ...partnerOf(organization, 'P-UP', 'ERP', 1_700_000_000_000 + offset),
+      identifiers: organization.identifiers
+        .map((id) => ({ type: id.type, value: id.value, country }))
+        .sort((a, b) => (a.type < b.type ? 1 : -1)),
+      taxNumbers: [],
+    };
+    const task = toJsonRecord(partner);
+    // The task of today sorts them ascending; earlier versions kept the record's order.
+    const earlierHash = contentHash({ ...task, identifications: task.identifications.toReversed() });
+    expect(earlierHash).not.toBe(contentHash(task));
+    const input: InputRecord = {
+      position: { topic: TOPIC, partition: 0, offset },
+      key: Buffer.from('P-UP'),
+      value: Buffer.from(JSON.stringify(partner)),
+      headers: {},
+      timestamp: 0,
+    };
+    return { partner, earlierHash, input };
+  }
+
+  it('regression: a partner stored by the earlier hash and re-sent unchanged is not looked up again', async () => {
+    const { enrichment, source, sink, state } = pipeline();
+    const { partner, earlierHash, input } = upgradedPartner(0);
+    // The state an earlier version left (in SQLite, or restored from its storage records).
+    await state.restore([ref(0)]);
+    const best = { svcId: 'SVC:UP', score: 0.97, dataSource: null, name: partner.names[0] ?? null };
+    state.set(ref(0), 'P-UP', {
+      hash: earlierHash,
+      svcId: best.svcId,
+      outcome: 'MATCH',
+      bestCandidate: best,
+      record: partner,
+      matchedAt: 1_700_000_000_000,
+      source: { offset: 41, timestamp: 0 },
+    });
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const tasksBefore = tasksPaid();
+    expect(source.deliver([input])).toBe(1);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the re-send committed');
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(0);
+    expect(sink.matches().map((m) => m.value)).toEqual([
+      expect.objectContaining({ outcome: 'MATCH', bestCandidate: best, reused: true }),
+    ]);
+    expect(sink.messages.filter((m) => m.output === 'events')).toEqual([]);
+  });
+
+  it("regression: a dead member's paid intent recorded by the earlier hash is adopted without paying again", async () => {
+    const { enrichment, source, sink, ledger } = pipeline({ quota: true });
+    const { earlierHash, input } = upgradedPartner(0);
+    // An earlier version read the record, paid one unit for it and died before the bulk.
+    await ledger.intend(
+      'dead-submission',
+      [{ taskId: 't-up', hash: earlierHash, positions: [input.position] }],
+      {
+        leaseMs: 1,
+        paid: true,
+        owner: 'dead-member',
+      },
+    );
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [tasksBefore, consumedBefore] = [tasksPaid(), quotaConsumed()];
+    expect(source.deliver([input])).toBe(1);
+    await eventually(() => sink.matches().length === 1, 20_000, 'its MatchResult');
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(1);
+    expect(quotaConsumed() - consumedBefore).toBe(0);
   });
 
   it("regression: a task adopted under a dead member's paid intent is not paid again when its next submitter dies before that bulk's consume (its unpaid intent hid the dead member's payment: one unit over after kill -9)", async () => {
