@@ -17,6 +17,7 @@ import { contentHash, toJsonRecord, toLookupTask } from '../../src/mapping/looku
 import type { Committable } from '../../src/pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import { rerunPosition } from '../../src/pipeline/rerun-work.ts';
 import type {
   PartitionRef,
   PipelineObserver,
@@ -360,6 +361,71 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
 
     expect(tasksPaid() - tasksBefore).toBe(1);
     expect(quotaConsumed() - consumedBefore).toBe(0);
+  });
+
+  /** The bulk an earlier version created for the partner: its task with the identifiers as they came. */
+  async function earlierBulk(partner: PartnerRecord): Promise<string> {
+    const task = toJsonRecord(partner);
+    const asSent = { ...task, identifications: task.identifications.toReversed() };
+    const config = loadConfig({
+      env: {},
+      overrides: { refdata: { baseUrl: sandbox.url, apiKey: 'sandbox-api-key' } },
+    });
+    const created = await createRefDataClient(config.refdata, config.retry).createBulkLookup({
+      body: { tasks: [{ id: 't-up', businessPartner: { jsonRecord: asSent } }] },
+    });
+    return created.id as string;
+  }
+
+  it('resumes a bulk recorded by the earlier hash for a record read again, and stores the partner by the hash of today', async () => {
+    const { enrichment, source, sink, state, ledger } = pipeline();
+    const { partner, earlierHash, input } = upgradedPartner(0);
+    // The earlier version recorded its bulk and was killed before the record's outputs.
+    const bulkId = await earlierBulk(partner);
+    await ledger.record('earlier-submission', bulkId, [
+      { taskId: 't-up', hash: earlierHash, positions: [input.position] },
+    ]);
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const tasksBefore = tasksPaid();
+    expect(source.deliver([input])).toBe(1);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the record committed');
+    const stored = state.get(ref(0), 'P-UP');
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(0);
+    expect(sink.matches().map((m) => m.value)).toEqual([
+      expect.objectContaining({ bulkId, outcome: 'MATCH' }),
+    ]);
+    expect(stored?.hash).toBe(contentHash(toJsonRecord(partner)));
+  });
+
+  it("resumes a rerun's bulk recorded by the earlier hash after an upgrade, not paying for the partner again", async () => {
+    const { enrichment, source, state, ledger } = pipeline();
+    const { partner, earlierHash } = upgradedPartner(0);
+    await state.restore([ref(0)]);
+    state.set(ref(0), 'P-UP', {
+      hash: earlierHash,
+      svcId: null,
+      outcome: 'NO_MATCH',
+      bestCandidate: null,
+      record: partner,
+      matchedAt: 1_700_000_000_000,
+      source: { offset: 0, timestamp: 0 },
+    });
+    // The earlier version's rerun "nightly" had paid for the partner's bulk when it was killed.
+    const bulkId = await earlierBulk(partner);
+    await ledger.record('earlier-rerun', bulkId, [
+      { taskId: 't-up', hash: earlierHash, positions: [rerunPosition('nightly', 0, 'P-UP')] },
+    ]);
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const tasksBefore = tasksPaid();
+    const outcomes = await rerunStored(enrichment, state);
+    await enrichment.stop(1_000);
+
+    expect(outcomes).toEqual([{ kind: 'changed', change: 'gainedMatch', outcome: 'MATCH' }]);
+    expect(tasksPaid() - tasksBefore).toBe(0);
   });
 
   it("regression: a task adopted under a dead member's paid intent is not paid again when its next submitter dies before that bulk's consume (its unpaid intent hid the dead member's payment: one unit over after kill -9)", async () => {
