@@ -22,6 +22,7 @@ import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
 import { KafkaPartitionTransactions } from '../kafka/partition-transactions.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
+import { TopicWatch } from '../kafka/topic-watch.ts';
 import { toLookupTask } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -428,14 +429,22 @@ export async function createKafkaEnrichment(
     state,
     reruns: { jobs: rerunJobs, inputTopic: topics.input, partitionCount },
   };
+  let stopWatching = () => {};
   const built = await orClose(() =>
     enrichment(config, ends, observer, async () => {
+      stopWatching();
       await unfollow();
       await ledgerStore.close();
       await rerunJobs.close();
       await remove();
     }),
   );
+  // Idle, nothing is written or fetched that could stall on a deleted topic (topic-watch.ts).
+  stopWatching = new TopicWatch(kafka).watch(
+    [topics.input, topics.matches, topics.events, topics.storage, topics.deadLetters, topics.state],
+    (error) => built.pipeline.abort(error),
+  );
+  opened.push(async () => stopWatching());
   await orClose(() => built.reruns?.start());
   return built;
 }

@@ -6,6 +6,11 @@
 // one metadata request then says whether its topic is still there. A topic the broker no
 // longer lists is TOPIC_MISSING, at once; any other answer (the topic listed, no broker
 // answering) leaves the client's retries to ride it out, as before.
+//
+// An idle pipeline writes and fetches nothing that could stall (a fetch waiting for records
+// is answered empty after 250 ms): `run` also looks at all of its topics every WATCH_EVERY_MS,
+// so that a topic deleted while no record comes ends it too, instead of /healthz 200 until the
+// next write.
 import type { Kafka } from 'kafkajs';
 import { KafkaError } from './errors.ts';
 
@@ -16,6 +21,20 @@ import { KafkaError } from './errors.ts';
  */
 const STALL_MS = 2_000;
 
+/**
+ * How often `run` looks at its topics while nothing stalls: one metadata request, so a deleted
+ * topic fails /healthz within this plus the request. Well inside what makes the deployment's
+ * liveness probe restart a replica (10 s apart, 3 failures: 30 s of 503 after the failure), and
+ * a cost of nothing measurable (one request in 15 s beside a pipeline's hundreds per second).
+ */
+export const WATCH_EVERY_MS = 15_000;
+
+/**
+ * The listing under way per client: one serves every watch of that client that asks meanwhile
+ * (writes stalled together, the periodic look).
+ */
+const listings = new WeakMap<Kafka, Promise<Set<string> | undefined>>();
+
 /** Armed while something is under way; disarmed once it answered. */
 export interface Stall {
   begin(): void;
@@ -24,8 +43,6 @@ export interface Stall {
 
 export class TopicWatch {
   readonly #kafka: Kafka;
-  /** The listing under way: one serves every write of this watch that stalls meanwhile. */
-  #listing: Promise<Set<string> | undefined> | undefined;
 
   constructor(kafka: Kafka) {
     this.#kafka = kafka;
@@ -36,8 +53,12 @@ export class TopicWatch {
    * or no broker answered (a missing topic is only ever confirmed, never assumed).
    */
   async missing(topics: readonly string[]): Promise<string | undefined> {
-    this.#listing ??= this.#list().finally(() => (this.#listing = undefined));
-    const listed = await this.#listing;
+    let listing = listings.get(this.#kafka);
+    if (!listing) {
+      listing = this.#list().finally(() => listings.delete(this.#kafka));
+      listings.set(this.#kafka, listing);
+    }
+    const listed = await listing;
     return listed && topics.find((topic) => !listed.has(topic));
   }
 
@@ -56,16 +77,16 @@ export class TopicWatch {
   }
 
   /**
-   * Calls `missing` with TOPIC_MISSING when, begun and not ended for STALL_MS, one of `topics`
-   * is no longer listed; looks again every STALL_MS while it stays stalled. Calls it at most once.
+   * Calls `missing` with TOPIC_MISSING when, begun and not ended for `everyMs`, one of `topics`
+   * is no longer listed; looks again every `everyMs` while it stays stalled. Calls it at most once.
    */
-  stall(topics: readonly string[], missing: (error: KafkaError) => void): Stall {
+  stall(topics: readonly string[], missing: (error: KafkaError) => void, everyMs = STALL_MS): Stall {
     let armed: NodeJS.Timeout | undefined;
     // A look-up answered after end() (or after end() and a new begin()) is not this stall's.
     let generation = 0;
     let reported = false;
     const arm = (of: number) => {
-      armed = setTimeout(() => void look(of), STALL_MS).unref();
+      armed = setTimeout(() => void look(of), everyMs).unref();
     };
     const look = async (of: number) => {
       const topic = await this.missing(topics);
@@ -84,6 +105,20 @@ export class TopicWatch {
         generation += 1;
       },
     };
+  }
+
+  /**
+   * Calls `missing` with TOPIC_MISSING once one of `topics` is no longer listed, looking every
+   * `everyMs` until the returned stop is called: a stall that begins now and never ends.
+   */
+  watch(
+    topics: readonly string[],
+    missing: (error: KafkaError) => void,
+    everyMs = WATCH_EVERY_MS,
+  ): () => void {
+    const watching = this.stall(topics, missing, everyMs);
+    watching.begin();
+    return () => watching.end();
   }
 
   /** `write`'s outcome, or TOPIC_MISSING as soon as one of `topics` is confirmed deleted while it stalls. */

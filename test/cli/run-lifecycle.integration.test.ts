@@ -555,6 +555,27 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(answers[failing]?.body).toContain(`topic ${topics.input} does not exist any more`);
   });
 
+  it('regression: an idle run whose state topic is deleted reports it and exits (nothing written, nothing stalled: /healthz 200 and running until its next write)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topics.state] });
+    await admin.disconnect();
+    // No record sent: only the periodic look at the pipeline's topics can see it.
+    const health = healthUntilExit(running, base);
+    expect(await exitWithin(running, 40_000), running.logs()).toBe(1);
+    expect(running.logs()).toContain('"code":"TOPIC_MISSING"');
+    const answers = await health;
+    const failing = answers.findIndex((a) => a.status === 503);
+    expect(failing, JSON.stringify(answers.map((a) => a.status))).toBeGreaterThanOrEqual(0);
+    expect(answers[failing]?.body).toContain(`topic ${topics.state} does not exist any more`);
+  });
+
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',
     async () => {

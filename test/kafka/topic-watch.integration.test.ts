@@ -4,7 +4,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import { TopicWatch } from '../../src/kafka/topic-watch.ts';
-import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 
 describe('TopicWatch', () => {
   const kafka = kafkaClient();
@@ -39,6 +39,22 @@ describe('TopicWatch', () => {
       code: 'TOPIC_MISSING',
       details: { topic: deleted },
     });
+  });
+
+  it('watches topics while nothing is written: reports a deleted one once, and nothing after stop', async () => {
+    const reports: unknown[] = [];
+    const watch = new TopicWatch(kafka);
+    const stopDeleted = watch.watch([kept, deleted], (error) => reports.push(error), 100);
+    await eventually(() => reports.length > 0, 10_000, 'a report of the deleted topic');
+    stopDeleted();
+    expect(reports).toMatchObject([{ code: 'TOPIC_MISSING', details: { topic: deleted } }]);
+
+    const keptReports: unknown[] = [];
+    const stopKept = watch.watch([kept], (error) => keptReports.push(error), 100);
+    // Some looks, 100 ms apart, at a topic still listed.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    stopKept();
+    expect(keptReports).toEqual([]);
   });
 
   it("passes a write's own failure on as it is", async () => {
