@@ -64,10 +64,18 @@ export const KAFKA_ERROR_CODES = [
   /**
    * A command's topic does not exist (`dlq replay`: the dead-letter or the input topic); nothing
    * was written. `run`: a topic of the pipeline deleted while running, confirmed by the broker's
-   * metadata once a write or fetch stalled (topic-watch.ts); fatal, nothing is committed.
+   * metadata once a write or fetch stalled, or by its look at its topics every 15 s
+   * (topic-watch.ts); fatal, nothing is committed.
    * `partner-enrich topics create` creates the pipeline's topics. details: topic.
    */
   'TOPIC_MISSING',
+  /**
+   * `run`: a topic of the pipeline deleted and made anew under the same name while running (or
+   * its log cut back): the broker acknowledged a write at an offset no later than one it had
+   * acknowledged before (topic-watch.ts). Fatal, nothing is committed; the new topic holds none
+   * of the old one's records. details: topic, partition, offset, acknowledged.
+   */
+  'TOPIC_RECREATED',
   /**
    * `topics create`: an existing topic does not fit the pipeline (the storage topic's partition
    * count differs from the input's; the storage or state topic is not compacted). Nothing was

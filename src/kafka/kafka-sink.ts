@@ -8,7 +8,8 @@
 // another so that the idempotent producer keeps each key's order across them, and a
 // message that could never fit is rejected alone, before anything is sent. A limit lowered
 // while running makes the broker refuse a batch: fatal, the restart reads the limits again.
-// An output topic deleted while running fails the sink for good (TOPIC_MISSING, topic-watch.ts).
+// An output topic deleted while running fails the sink for good (TOPIC_MISSING, topic-watch.ts),
+// and so does one deleted and made anew, at its first write (TOPIC_RECREATED).
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
 import kafkajs, { type Kafka, type Message, type Producer, type RecordMetadata } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
@@ -17,7 +18,7 @@ import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
-import { isTopicMissing, TopicWatch } from './topic-watch.ts';
+import { isTopicLost, TopicWatch } from './topic-watch.ts';
 
 export interface KafkaSinkOptions {
   topics: Record<OutputName, string>;
@@ -189,7 +190,7 @@ export class KafkaSink implements OutputSink {
         );
         unknownPartitionsCheck(chunk, written);
       } catch (error) {
-        if (isTopicMissing(error)) {
+        if (isTopicLost(error)) {
           this.#failure = error;
           for (const pending of [...chunk.map((c) => c.pending), ...this.#pending]) settle(pending, error);
           this.#pending = [];

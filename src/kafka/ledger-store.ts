@@ -2,13 +2,13 @@
 // partition, JSON value, tombstone once every record of the entry is committed). Rerun jobs
 // and their progress share the topic under `rerun/` keys: they are not ledger entries.
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka, Producer } from 'kafkajs';
+import type { Consumer, Kafka, Producer, RecordMetadata } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
-import { isTopicMissing, TopicWatch } from './topic-watch.ts';
+import { isTopicLost, TopicWatch } from './topic-watch.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 const WRITER_HEADER = 'pe.ledger-writer';
@@ -184,7 +184,7 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   /** Sends once every earlier write of the same keys has ended (succeeded or failed for good). */
-  async #inOrder(keys: string[], send: () => Promise<unknown>): Promise<void> {
+  async #inOrder(keys: string[], send: () => Promise<RecordMetadata[]>): Promise<void> {
     const before = new Set<Promise<void>>();
     for (const key of keys) {
       const writing = this.#writing.get(key);
@@ -200,11 +200,11 @@ export class KafkaLedgerStore implements LedgerStore {
     }
   }
 
-  async #write(send: () => Promise<unknown>): Promise<void> {
+  async #write(send: () => Promise<RecordMetadata[]>): Promise<void> {
     try {
       await this.#watch.guard([this.#topic], send());
     } catch (error) {
-      if (isTopicMissing(error)) throw error;
+      if (isTopicLost(error)) throw error;
       throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
         cause: error,
       });

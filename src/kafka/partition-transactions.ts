@@ -15,7 +15,7 @@ import { backoffDelay } from '../retry/backoff.ts';
 import { isFenced, KafkaError, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
-import { isTopicMissing, topicMissing, TopicWatch } from './topic-watch.ts';
+import { isTopicLost, topicMissing, TopicWatch } from './topic-watch.ts';
 
 export interface PartitionTransactionsOptions {
   groupId: string;
@@ -154,8 +154,9 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
     } catch (error) {
       // Aborting tells read_committed consumers at once; a fenced producer cannot (its
       // successor's start aborted the transaction already), and one whose topic was deleted
-      // still has the send to it under way (the restart's producer aborts the transaction).
-      if (isTopicMissing(error)) throw error;
+      // still has the send to it under way (the restart's producer aborts the transaction; so
+      // too that of a write into a topic made anew).
+      if (isTopicLost(error)) throw error;
       if (transaction?.isActive() && !isFenced(error)) await transaction.abort().catch(() => {});
       const topics = [...new Set(messages.map(({ topic }) => topic))];
       const tooLarge = refusedAsTooLarge(error, topics, this.#options.limit);

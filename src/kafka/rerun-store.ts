@@ -15,7 +15,7 @@ import {
 import { isFenced, KafkaError } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
-import { isTopicMissing, TopicWatch } from './topic-watch.ts';
+import { isTopicLost, TopicWatch } from './topic-watch.ts';
 
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
 
@@ -327,7 +327,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
     try {
       return await write();
     } catch (error) {
-      if (isTopicMissing(error)) throw error;
+      if (isTopicLost(error)) throw error;
       throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
         cause: error,
       });

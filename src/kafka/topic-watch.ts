@@ -11,7 +11,18 @@
 // is answered empty after 250 ms): `run` also looks at all of its topics every WATCH_EVERY_MS,
 // so that a topic deleted while no record comes ends it too, instead of /healthz 200 until the
 // next write.
-import type { Kafka } from 'kafkajs';
+//
+// A topic deleted and made anew under the same name (`kafka-topics --delete`, then `--create`
+// or `topics create`) is listed again: the listing cannot tell. kafkajs's metadata requests
+// (v6 at most) carry no topic ids, which came with v10. The sign used instead is the offsets the
+// broker acknowledges: with acks from all in-sync replicas (every write of the pipeline) an
+// acknowledged record stays in its partition's log, whose end only grows, so a write
+// acknowledged at an offset no later than one acknowledged before it was sent went into another
+// log (the topic made anew, or a log cut back by an unclean leader election). The write is
+// TOPIC_RECREATED before its caller is told it succeeded: nothing after it is committed, and the
+// pipeline writes no further into a storage or state topic that lost what it held. Checked on
+// each acknowledgement, so it costs no request; an idle pipeline meets it at its next write.
+import type { Kafka, RecordMetadata } from 'kafkajs';
 import { KafkaError } from './errors.ts';
 
 /**
@@ -35,6 +46,15 @@ export const WATCH_EVERY_MS = 15_000;
  */
 const listings = new WeakMap<Kafka, Promise<Set<string> | undefined>>();
 
+/** Per topic, the highest offset a write was acknowledged at, per partition. */
+type Acknowledged = Map<string, Map<number, bigint>>;
+
+/**
+ * Per client: every producer of the client (the sink's, the ledger's two, the rerun store's, the
+ * transactions') appends to the same logs.
+ */
+const acknowledged = new WeakMap<Kafka, Acknowledged>();
+
 /** Armed while something is under way; disarmed once it answered. */
 export interface Stall {
   begin(): void;
@@ -43,9 +63,16 @@ export interface Stall {
 
 export class TopicWatch {
   readonly #kafka: Kafka;
+  readonly #acknowledged: Acknowledged;
 
   constructor(kafka: Kafka) {
     this.#kafka = kafka;
+    let offsets = acknowledged.get(kafka);
+    if (!offsets) {
+      offsets = new Map();
+      acknowledged.set(kafka, offsets);
+    }
+    this.#acknowledged = offsets;
   }
 
   /**
@@ -121,15 +148,27 @@ export class TopicWatch {
     return () => watching.end();
   }
 
-  /** `write`'s outcome, or TOPIC_MISSING as soon as one of `topics` is confirmed deleted while it stalls. */
-  guard<T>(topics: readonly string[], write: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
+  /**
+   * `write`'s outcome; TOPIC_MISSING as soon as one of `topics` is confirmed deleted while it
+   * stalls; TOPIC_RECREATED when it was acknowledged at an offset no later than one of the same
+   * partition acknowledged before it was sent. Called as the write is sent.
+   */
+  guard(topics: readonly string[], write: Promise<RecordMetadata[]>): Promise<RecordMetadata[]> {
+    // Acknowledged before this write was sent, so appended before it: a concurrent write of
+    // another producer may be acknowledged first and still be appended after it. Of the
+    // written topics only, a copy of some partitions' offsets: a few µs a request.
+    const before: Acknowledged = new Map(
+      topics.map((topic) => [topic, new Map(this.#acknowledged.get(topic))]),
+    );
+    return new Promise<RecordMetadata[]>((resolve, reject) => {
       const stall = this.stall(topics, reject);
       stall.begin();
       write.then(
-        (value) => {
+        (written) => {
           stall.end();
-          resolve(value);
+          const recreated = this.#acknowledge(before, written);
+          if (recreated) reject(recreated);
+          else resolve(written);
         },
         (error: unknown) => {
           stall.end();
@@ -138,10 +177,31 @@ export class TopicWatch {
       );
     });
   }
+
+  /** Records the offsets `written` was acknowledged at; TOPIC_RECREATED for one not past `before`'s. */
+  #acknowledge(before: Acknowledged, written: RecordMetadata[]): KafkaError | undefined {
+    let recreated: KafkaError | undefined;
+    for (const { topicName, partition, baseOffset } of written) {
+      // Only a write that asks for no acknowledgement has none; the pipeline's all do.
+      if (baseOffset === undefined) continue;
+      const offset = BigInt(baseOffset);
+      const earlier = before.get(topicName)?.get(partition);
+      if (earlier !== undefined && offset <= earlier)
+        recreated ??= topicRecreated(topicName, partition, offset, earlier);
+      let partitions = this.#acknowledged.get(topicName);
+      if (!partitions) {
+        partitions = new Map();
+        this.#acknowledged.set(topicName, partitions);
+      }
+      if (offset > (partitions.get(partition) ?? -1n)) partitions.set(partition, offset);
+    }
+    return recreated;
+  }
 }
 
-export const isTopicMissing = (error: unknown): error is KafkaError =>
-  error instanceof KafkaError && error.code === 'TOPIC_MISSING';
+/** The topic is gone, or is not the one written before: nothing more may be written to it. */
+export const isTopicLost = (error: unknown): error is KafkaError =>
+  error instanceof KafkaError && (error.code === 'TOPIC_MISSING' || error.code === 'TOPIC_RECREATED');
 
 export function topicMissing(topic: string): KafkaError {
   return new KafkaError(
@@ -149,5 +209,20 @@ export function topicMissing(topic: string): KafkaError {
     `topic ${topic} does not exist any more (deleted while running); nothing written to it since is ` +
       "committed. `partner-enrich topics create` creates the pipeline's topics",
     { details: { topic } },
+  );
+}
+
+export function topicRecreated(
+  topic: string,
+  partition: number,
+  offset: bigint,
+  acknowledged: bigint,
+): KafkaError {
+  return new KafkaError(
+    'TOPIC_RECREATED',
+    `topic ${topic} was deleted and made anew while running (or its log cut back): partition ${partition} ` +
+      `took a write at offset ${offset}, where offset ${acknowledged} had been acknowledged before. The new ` +
+      "topic holds none of the old one's records; nothing written since is committed",
+    { details: { topic, partition, offset: String(offset), acknowledged: String(acknowledged) } },
   );
 }

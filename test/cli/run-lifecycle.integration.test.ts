@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
+import { createPipelineTopics } from '../../src/kafka/topics.ts';
 import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
@@ -90,6 +91,16 @@ async function healthUntilExit(
   return answers;
 }
 
+/** `running` exits 1 within `ms`, and /healthz answered 503 with `reason` before it did. */
+async function exitsFailing(running: Running, base: string, ms: number, reason: string): Promise<void> {
+  const health = healthUntilExit(running, base);
+  expect(await exitWithin(running, ms), running.logs()).toBe(1);
+  const answers = await health;
+  const failing = answers.findIndex((a) => a.status === 503);
+  expect(failing, JSON.stringify(answers.map((a) => a.status))).toBeGreaterThanOrEqual(0);
+  expect(answers[failing]?.body).toContain(reason);
+}
+
 async function readyWithin(base: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while ((await statusOf(`${base}/readyz`)) !== 200) {
@@ -149,6 +160,31 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const topics = testTopics('lifecycle');
     topicSets.push(topics);
     return topics;
+  };
+
+  /** A ready `run` of `delivery` on topics of its own. */
+  const readyRun = async (delivery: 'at-least-once' | 'exactly-once' = 'at-least-once') => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const groupId = uniqueName('group');
+    const running = run({ ...cliEnv(sandbox.url, topics, groupId), PARTNER_ENRICH_DELIVERY: delivery });
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+    return { topics, groupId, running, base };
+  };
+  /** A ready `run` of `delivery` that enriched and committed the first half of the partners. */
+  const runHalfCommitted = async (delivery: 'at-least-once' | 'exactly-once') => {
+    const { topics, groupId, running, base } = await readyRun(delivery);
+    await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(0, partners.length / 2));
+    const before = await allCommittedOf(kafka, groupId, topics.input);
+    return { topics, groupId, running, base, before };
+  };
+
+  const deleteTopic = async (topic: string) => {
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: [topic] });
+    await admin.disconnect();
   };
 
   beforeAll(async () => {
@@ -502,22 +538,11 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   ] as const)(
     'regression: a deleted %s topic ends run (%s) within seconds with TOPIC_MISSING, exit 1, nothing committed, /healthz failing until the exit (%s)',
     async (role, delivery, _before) => {
-      const topics = freshTopics();
-      cleanups.push(await createTopicsFor(kafka, topics));
-      const groupId = uniqueName('group');
-      const running = run({ ...cliEnv(sandbox.url, topics, groupId), PARTNER_ENRICH_DELIVERY: delivery });
-      const base = await operationsUrl(running);
-      await readyWithin(base, 60_000);
-      const half = partners.length / 2;
-      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(0, half));
-      const before = await allCommittedOf(kafka, groupId, topics.input);
+      const { topics, groupId, running, base, before } = await runHalfCommitted(delivery);
 
-      const admin = kafka.admin();
-      await admin.connect();
-      await admin.deleteTopics({ topics: [topics[role]] });
-      await admin.disconnect();
+      await deleteTopic(topics[role]);
       // New partners: lookups, ledger writes, and outputs for the deleted topic.
-      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(half));
+      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(partners.length / 2));
       const health = healthUntilExit(running, base);
       expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
       // The outputs' failure says it as its cause; the ledger's is the failure itself.
@@ -536,45 +561,48 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   );
 
   it('regression: a deleted input topic ends run within seconds, exit 1, /healthz failing until the exit (the consumer fetched it for about 80 s with /healthz 200)', async () => {
-    const topics = freshTopics();
-    cleanups.push(await createTopicsFor(kafka, topics));
-    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
-    const base = await operationsUrl(running);
-    await readyWithin(base, 60_000);
-
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: [topics.input] });
-    await admin.disconnect();
-    const health = healthUntilExit(running, base);
-    expect(await exitWithin(running, 15_000), running.logs()).toBe(1);
+    const { topics, running, base } = await readyRun();
+    await deleteTopic(topics.input);
+    await exitsFailing(running, base, 15_000, `topic ${topics.input} does not exist any more`);
     expect(running.logs()).toContain(`"causeCode":"TOPIC_MISSING"`);
-    const answers = await health;
-    const failing = answers.findIndex((a) => a.status === 503);
-    expect(failing, JSON.stringify(answers)).toBeGreaterThanOrEqual(0);
-    expect(answers[failing]?.body).toContain(`topic ${topics.input} does not exist any more`);
   });
 
   it('regression: an idle run whose state topic is deleted reports it and exits (nothing written, nothing stalled: /healthz 200 and running until its next write)', async () => {
-    const topics = freshTopics();
-    cleanups.push(await createTopicsFor(kafka, topics));
-    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
-    const base = await operationsUrl(running);
-    await readyWithin(base, 60_000);
-
-    const admin = kafka.admin();
-    await admin.connect();
-    await admin.deleteTopics({ topics: [topics.state] });
-    await admin.disconnect();
+    const { topics, running, base } = await readyRun();
+    await deleteTopic(topics.state);
     // No record sent: only the periodic look at the pipeline's topics can see it.
-    const health = healthUntilExit(running, base);
-    expect(await exitWithin(running, 40_000), running.logs()).toBe(1);
+    await exitsFailing(running, base, 40_000, `topic ${topics.state} does not exist any more`);
     expect(running.logs()).toContain('"code":"TOPIC_MISSING"');
-    const answers = await health;
-    const failing = answers.findIndex((a) => a.status === 503);
-    expect(failing, JSON.stringify(answers.map((a) => a.status))).toBeGreaterThanOrEqual(0);
-    expect(answers[failing]?.body).toContain(`topic ${topics.state} does not exist any more`);
   });
+
+  it.each(['at-least-once', 'exactly-once'] as const)(
+    'regression: a storage topic deleted and recreated while run (%s) runs stops it with TOPIC_RECREATED, exit 1, nothing committed (it went on writing into the new, empty topic)',
+    async (delivery) => {
+      const { topics, groupId, running, base, before } = await runHalfCommitted(delivery);
+
+      // As an operator would: delete it, then `topics create` makes it anew (compacted, as many
+      // partitions), at once, so that no look at the topics finds it missing in between.
+      const admin = kafka.admin();
+      await admin.connect();
+      await admin.deleteTopics({ topics: [topics.storage] });
+      // Refused while the broker still deletes the old one.
+      await eventually(
+        () =>
+          createPipelineTopics(admin, topics, topics).then(
+            ({ created }) => created.includes(topics.storage),
+            () => false,
+          ),
+        30_000,
+        'the storage topic made anew',
+      );
+      await admin.disconnect();
+      await producePartners(kafka, schemaRegistry(), topics.input, partners.slice(partners.length / 2));
+      await exitsFailing(running, base, 30_000, `topic ${topics.storage} was deleted and made anew`);
+      expect(running.logs()).toMatch(/"(code|causeCode)":"TOPIC_RECREATED"/);
+      const { committed } = await committedAndEndOffsets(kafka, groupId, topics.input);
+      expect(committed).toEqual(before);
+    },
+  );
 
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',

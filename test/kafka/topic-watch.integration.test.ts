@@ -4,6 +4,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import { TopicWatch } from '../../src/kafka/topic-watch.ts';
+import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 
 describe('TopicWatch', () => {
@@ -55,6 +56,62 @@ describe('TopicWatch', () => {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     stopKept();
     expect(keptReports).toEqual([]);
+  });
+
+  it('fails a write acknowledged at an offset no later than one acknowledged before with TOPIC_RECREATED: the topic was deleted and made anew', async () => {
+    const remade = uniqueName('remade');
+    const made = await withTopics(kafka, [{ topic: remade, numPartitions: 1 }]);
+    const producer = kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+    });
+    await producer.connect();
+    try {
+      const watch = new TopicWatch(kafka);
+      const write = () =>
+        watch.guard(
+          [remade],
+          producer.send({ topic: remade, acks: -1, messages: [{ value: 'a' }, { value: 'b' }] }),
+        );
+      await write();
+      await write();
+      await made.admin.deleteTopics({ topics: [remade] });
+      // Refused while the broker still deletes the old one.
+      await eventually(
+        () =>
+          createTopicsWithLeaders(made.admin, [{ topic: remade, numPartitions: 1 }]).then(
+            () => true,
+            () => false,
+          ),
+        30_000,
+        'the topic made anew',
+      );
+      await expect(write()).rejects.toMatchObject({
+        code: 'TOPIC_RECREATED',
+        details: { topic: remade, partition: 0, offset: '0', acknowledged: '2' },
+      });
+    } finally {
+      await producer.disconnect();
+      await made.cleanup();
+    }
+  });
+
+  it('takes writes under way together, acknowledged out of order, for one log (another producer appended after this one)', async () => {
+    const watch = new TopicWatch(kafka);
+    const topic = uniqueName('unwritten');
+    const ack = (offset: string) => [{ topicName: topic, partition: 0, errorCode: 0, baseOffset: offset }];
+    const first = Promise.withResolvers<ReturnType<typeof ack>>();
+    const second = Promise.withResolvers<ReturnType<typeof ack>>();
+    const writes = [watch.guard([topic], first.promise), watch.guard([topic], second.promise)];
+    second.resolve(ack('11'));
+    await writes[1];
+    first.resolve(ack('10'));
+    await expect(writes[0]).resolves.toEqual(ack('10'));
+    // Sent after both were acknowledged, at an offset before them: another log.
+    await expect(watch.guard([topic], Promise.resolve(ack('11')))).rejects.toMatchObject({
+      code: 'TOPIC_RECREATED',
+    });
   });
 
   it("passes a write's own failure on as it is", async () => {
