@@ -328,7 +328,7 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
   const sink = await NdjsonSink.create(config.files.outputDir);
   await rm(stateDir, { recursive: true, force: true });
   const ends: Ends = {
-    source: new NdjsonSource(input),
+    source: new NdjsonSource(input, config.files.maxRecordBytes),
     sink,
     decoder,
     ledger,

@@ -7,6 +7,8 @@ export const FILES_ERROR_CODES = [
   'FILE_OUTPUT_UNWRITABLE',
   /** The NDJSON input is a file the run replaces or removes in the output directory. details: path, output. */
   'FILE_INPUT_IS_OUTPUT',
+  /** A line of the NDJSON input over files.maxRecordBytes: dead-lettered with its start. details: path, line, bytes, maxRecordBytes. */
+  'FILE_RECORD_TOO_LARGE',
 ] as const;
 
 export type FilesErrorCode = (typeof FILES_ERROR_CODES)[number];

@@ -183,6 +183,7 @@ export class Intake {
 
   async #admit(input: InputRecord, intake: PartitionIntake, epoch: number): Promise<void> {
     if (!this.#current(intake, epoch)) return;
+    if (input.refused) return this.#parts.reject(input, 'decode', input.refused, epoch);
     if (input.value === null) return this.#tombstone(input, epoch);
     let partner: PartnerRecord;
     try {
@@ -198,7 +199,8 @@ export class Intake {
   /** Admits the record without waiting, if nothing has to be waited for (false: it must be awaited). */
   #admitNow(input: InputRecord, intake: PartitionIntake, epoch: number): boolean {
     const { decoder } = this.#parts;
-    if (!decoder.decodeNow) return false;
+    // A record its source refused has nothing to decode: #admit dead-letters it.
+    if (!decoder.decodeNow || input.refused) return false;
     if (!this.#current(intake, epoch)) return true;
     if (input.value === null) {
       this.#tombstone(input, epoch);

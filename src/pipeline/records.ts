@@ -1,4 +1,5 @@
 // What flows through the pipeline, independent of where it came from (Kafka or a file).
+import type { PartnerEnrichError } from '../errors.ts';
 import type { JsonRecord } from '../mapping/lookup-task.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { MatchOutcome, StoredPartner } from './outputs.ts';
@@ -26,6 +27,11 @@ export interface InputRecord {
   originalHeaders?: RecordHeaders;
   /** Epoch milliseconds the source stamped on the record. */
   timestamp: number;
+  /**
+   * The source could not deliver the record whole (a file line over files.maxRecordBytes):
+   * it is dead-lettered at decode with this reason, `value` being what the source kept of it.
+   */
+  refused?: PartnerEnrichError;
 }
 
 export interface AcceptedRecord {

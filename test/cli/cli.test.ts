@@ -2,7 +2,7 @@
 // default (`demo`, what `npm start` runs) on a small input.
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -276,6 +276,55 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
       expect((await written('matches.ndjson')) + (await written('dead-letters.ndjson'))).toBe(20);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('regression: a line far over the record size limit is dead-lettered without being held in memory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'demo-'));
+    try {
+      const input = join(dir, 'in.ndjson');
+      const lines = (await readFile('examples/partners.ndjson', 'utf8')).split('\n').slice(0, 20);
+      // A 200 MiB record, in a process whose JavaScript heap may hold 128 MiB: decoded to a
+      // string (as it was, after being gathered whole), it cannot fit and the process dies.
+      const hugeStart = '{"partnerId":"P-HUGE","sourceSystem":"ERP-EU","names":["';
+      const file = await open(input, 'w');
+      await file.write(`${lines.slice(0, 10).join('\n')}\n${hugeStart}`);
+      const mebibyte = Buffer.alloc(1 << 20, 'x');
+      for (let i = 0; i < 200; i += 1) await file.write(mebibyte);
+      await file.write(`"]}\n${lines.slice(10).join('\n')}\n`);
+      await file.close();
+      const hugeBytes = hugeStart.length + 200 * (1 << 20) + '"]}'.length;
+
+      const out = join(dir, 'out');
+      const { code, stdout, stderr } = await runCli(
+        ['demo', '--no-progress', '--orgs', '2000', '--input', input, '--output-dir', out],
+        { NODE_OPTIONS: '--max-old-space-size=128' },
+      );
+
+      expect(code, stderr).toBe(0);
+      expect(stdout).toMatch(/│ records read\s+│\s+21 │/);
+      expect(stdout).toMatch(/│ {3}decode\/FILE_RECORD_TOO_LARGE\s+│\s+1 │/);
+      const written = async (name: string) =>
+        (await readFile(join(out, name), 'utf8')).split('\n').filter(Boolean);
+      const deadLetters = (await written('dead-letters.ndjson')).map(
+        (line) =>
+          JSON.parse(line) as { value: string; valueEncoding: string; headers: Record<string, string> },
+      );
+      expect((await written('matches.ndjson')).length + deadLetters.length).toBe(21);
+      const tooLarge = deadLetters.filter((d) => d.headers['pe.error.code'] === 'FILE_RECORD_TOO_LARGE');
+      expect(tooLarge).toHaveLength(1);
+      const [letter] = tooLarge as [(typeof tooLarge)[number]];
+      expect(letter.headers['pe.stage']).toBe('decode');
+      expect(letter.headers['pe.origin.offset']).toBe('11');
+      // Its start, bounded, as text: enough to tell which record it is.
+      expect(letter.valueEncoding).toBe('utf8');
+      expect(letter.value).toBe(`${hugeStart}${'x'.repeat(1024 - hugeStart.length)}`);
+      expect(letter.headers['pe.error.message']).toBe(
+        `line 11 of ${input} is ${hugeBytes} bytes, over files.maxRecordBytes (1048576): read to its end ` +
+          `without being kept; the dead letter holds its first 1024 bytes, the whole record is still line 11 of ${input}`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

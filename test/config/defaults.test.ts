@@ -26,7 +26,7 @@ describe('defaults', () => {
         partitions: 6,
         replicationFactor: 1,
       },
-      files: { outputDir: 'out' },
+      files: { outputDir: 'out', maxRecordBytes: 1_048_576 },
       refdata: {
         baseUrl: 'http://127.0.0.1:8080',
         authUrl: 'http://127.0.0.1:8080',

@@ -25,6 +25,7 @@ async function enrich(
   maxTasks = 500,
   retry?: { maxAttempts: number; initialDelayMs: number; maxDelayMs: number },
   timeoutMs?: number,
+  maxRecordBytes?: number,
 ) {
   const dir = await mkdtemp(join(tmpdir(), 'enrich-'));
   // A Buffer is the input file's exact bytes.
@@ -33,7 +34,11 @@ async function enrich(
     env: {},
     overrides: {
       source: 'file',
-      files: { input: join(dir, 'in.ndjson'), outputDir: join(dir, 'out') },
+      files: {
+        input: join(dir, 'in.ndjson'),
+        outputDir: join(dir, 'out'),
+        ...(maxRecordBytes ? { maxRecordBytes } : {}),
+      },
       refdata: { baseUrl: service.url, apiKey: 'sandbox-api-key', ...(timeoutMs ? { timeoutMs } : {}) },
       batching: { lingerMs: 20, maxTasks },
       polling: { initialDelayMs: 10, maxDelayMs: 100 },
@@ -419,5 +424,45 @@ describe('the pipeline, per partner', () => {
     // The dead letter keeps the bytes as they were.
     expect(letter.valueEncoding).toBe('base64');
     expect(Buffer.from(letter.value, 'base64').equals(latin1)).toBe(true);
+  });
+
+  it('dead-letters a line over files.maxRecordBytes with its first KiB, cut between characters, and reads one of exactly the limit', async () => {
+    const atLimit = line(partnerOf(organization(64), 'AT-LIMIT', 'ERP', 1));
+    const limit = Buffer.byteLength(atLimit);
+    // A two-byte character across the end of the KiB kept: the start keeps neither half.
+    const head = '{"partnerId":"OVER","names":["';
+    const kept = `${head}${'x'.repeat(1023 - head.length)}`;
+    const over = `${kept}é${'y'.repeat(limit)}"]}`;
+    // Blank or not, what a line over the limit holds is not looked at: it is a record.
+    const spaces = ' '.repeat(limit + 1);
+    const after = line(partnerOf(organization(65), 'AFTER', 'ERP', 1));
+    const { matches, deadLetters, summary } = await enrich(
+      sandbox,
+      [atLimit, over, spaces, after],
+      500,
+      undefined,
+      undefined,
+      limit,
+    );
+
+    expect(matches.map((m) => m['partnerId'])).toEqual(['AT-LIMIT', 'AFTER']);
+    const letters = deadLetters as {
+      value: string;
+      valueEncoding: string;
+      headers: Record<string, string>;
+    }[];
+    expect(letters.map((d) => [d.headers['pe.error.code'], d.headers['pe.origin.offset']])).toEqual([
+      ['FILE_RECORD_TOO_LARGE', '2'],
+      ['FILE_RECORD_TOO_LARGE', '3'],
+    ]);
+    expect(letters.map((d) => [d.valueEncoding, d.value])).toEqual([
+      ['utf8', kept],
+      ['utf8', spaces],
+    ]);
+    expect(letters[0]?.headers['pe.error.message']).toContain(
+      `is ${Buffer.byteLength(over)} bytes, over files.maxRecordBytes (${limit})`,
+    );
+    expect(summary.recordsIn).toBe(4);
+    expect(summary.finished).toBe(4);
   });
 });

@@ -25,7 +25,8 @@ export function registerDemo(program: Command): void {
     )
     .option(
       '--input <file>',
-      'NDJSON PartnerRecords (default: files.input, else the examples/partners.ndjson that comes with partner-enrich)',
+      'NDJSON PartnerRecords (default: files.input, else the examples/partners.ndjson that comes with partner-enrich); ' +
+        'a line over files.maxRecordBytes (1 MiB) is dead-lettered FILE_RECORD_TOO_LARGE with its first 1 KiB',
     )
     .option('--output-dir <dir>', 'where the output files go (default: files.outputDir, out/)')
     .option('--orgs <n>', 'organizations in the sandbox dataset', wholeNumber('--orgs', 0), 20_000)
@@ -63,7 +64,7 @@ export function registerDemo(program: Command): void {
           refdata: { baseUrl: sandbox.url, auth: 'apiKey', apiKey },
         });
         const input = inputFile(config.files);
-        const total = await countRecords(input);
+        const total = await countRecords(input, config.files.maxRecordBytes);
         const summary = new RunSummary();
         const enrichment = await createFileEnrichment(config, summary);
         const bar = options.progress

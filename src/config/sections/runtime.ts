@@ -1,6 +1,6 @@
 // How the process runs: input files, logging, the metrics endpoint and shutdown.
 import { z } from 'zod';
-import { durationMs, nonEmptyString } from '../fields.ts';
+import { durationMs, nonEmptyString, positiveInt } from '../fields.ts';
 
 export const filesSection = z.strictObject({
   input: nonEmptyString()
@@ -9,6 +9,11 @@ export const filesSection = z.strictObject({
       'NDJSON input when source is file. Unset: the examples/partners.ndjson that comes with partner-enrich, wherever the command is started.',
     ),
   outputDir: nonEmptyString().default('out').describe('Where outputs go when source is file.'),
+  maxRecordBytes: positiveInt(1_048_576).describe(
+    'Longest line of the NDJSON input, in bytes, read as a record. A longer line is read to its end without ' +
+      "being kept and becomes a dead letter FILE_RECORD_TOO_LARGE holding its first 1 KiB. 1 MiB is Kafka's " +
+      'default message.max.bytes; a partner record is a few KB.',
+  ),
 });
 
 export const mappingSection = z.strictObject({
