@@ -95,6 +95,11 @@ export class Pipeline {
   readonly #failed = Promise.withResolvers<Error>();
   #fatal: Error | undefined;
   #started = false;
+  /**
+   * From this member's notice that its group rebalances until its new assignment: it processes
+   * nothing meanwhile, so it is not ready (a rollout must not count it as settled).
+   */
+  #awaitingAssignment = false;
   #checkpoints: NodeJS.Timeout | undefined;
   #stopping = false;
   /** Owned partitions' restores: a rerun reads a partition's state once it is restored. */
@@ -208,6 +213,7 @@ export class Pipeline {
     const reasons: string[] = [];
     if (this.#fatal) reasons.push(this.#fatal.message);
     if (!this.#started) reasons.push('pipeline not started');
+    if (this.#awaitingAssignment) reasons.push('consumer group rebalancing');
     const waiting = this.#intake.waitingForRegistry;
     if (waiting.length > 0)
       reasons.push(
@@ -363,12 +369,16 @@ export class Pipeline {
   #rebalancing(): void {
     // A partition fenced before is the new assignment's to settle (see #fenced).
     this.#clearFencedIdle();
+    this.#awaitingAssignment = true;
     this.#lookups.hold();
     this.#writer.hold();
     this.#committer.rebalancing();
   }
 
   #assigned(partitions: PartitionRef[]): void {
+    // Ready again unless the new partitions' restore (below) says otherwise; a member assigned
+    // nothing is a standby of the settled group, ready to take partitions at the next rebalance.
+    this.#awaitingAssignment = false;
     // A fenced partition the assignment holds is fresh below (its producer's start fences the
     // stray one); one it does not hold has another owner, whose producer start does.
     this.#clearFencedIdle();

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import type { Kafka } from 'kafkajs';
+import { AssignerProtocol, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import { createPipelineTopics } from '../../src/kafka/topics.ts';
@@ -99,6 +99,33 @@ async function exitsFailing(running: Running, base: string, ms: number, reason: 
   const failing = answers.findIndex((a) => a.status === 503);
   expect(failing, JSON.stringify(answers.map((a) => a.status))).toBeGreaterThanOrEqual(0);
   expect(answers[failing]?.body).toContain(reason);
+}
+
+/** What /readyz answers now: its status and the reasons it names. */
+async function readinessOf(base: string): Promise<{ status: number; reasons: string[] }> {
+  const response = await fetch(`${base}/readyz`);
+  return { status: response.status, reasons: ((await response.json()) as { reasons: string[] }).reasons };
+}
+
+/** The group's members once it is stable with `count` of them: each one's partitions of `topic`. */
+async function stableGroup(kafka: Kafka, groupId: string, topic: string, count: number): Promise<number[][]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const [group] = (await admin.describeGroups([groupId])).groups;
+      if (group?.state === 'Stable' && group.members.length === count)
+        return group.members.map(
+          (member) =>
+            AssignerProtocol.MemberAssignment.decode(member.memberAssignment)?.assignment[topic] ?? [],
+        );
+      if (Date.now() > deadline) throw new Error(`group not stable with ${count}: ${JSON.stringify(group)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 async function readyWithin(base: string, ms: number): Promise<void> {
@@ -348,6 +375,47 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     await Promise.all(bases.map((base) => readyWithin(base, 90_000)));
     for (const replica of replicas) replica.child.kill('SIGTERM');
     for (const replica of replicas) expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
+  });
+  it('regression: /readyz answered 200 while the consumer group rebalanced, though the replica processed nothing until its new assignment; now 503 "consumer group rebalancing" with partner_enrich_ready 0 and /healthz 200, and 200 once the group settled, for a replica left without a partition too', async () => {
+    // Two partitions for three replicas: one of them holds none once the group has settled.
+    const topics = { ...freshTopics(), partitions: 2 };
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const groupId = uniqueName('group');
+    const env = cliEnv(sandbox.url, topics, groupId);
+    const [first, second] = [run(env), run(env)];
+    const [base, secondBase] = await Promise.all([operationsUrl(first), operationsUrl(second)]);
+    await stableGroup(kafka, groupId, topics.input, 2);
+    await Promise.all([readyWithin(base, 60_000), readyWithin(secondBase, 60_000)]);
+
+    // The second replica frozen neither heartbeats nor rejoins: the rebalance a third replica's
+    // join begins lasts until it goes on (or its session of 30 s ends), not a moment to catch.
+    second.child.kill('SIGSTOP');
+    const third = run(env);
+    // The first replica learns of the rebalance at its next heartbeat (kafkajs: every 3 s).
+    const deadline = Date.now() + 30_000;
+    let answer = await readinessOf(base);
+    while (!answer.reasons.includes('consumer group rebalancing')) {
+      if (Date.now() > deadline)
+        throw new Error(
+          `/readyz during the rebalance: ${JSON.stringify(answer)}\n${first.logs().slice(-3000)}`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      answer = await readinessOf(base);
+    }
+    expect(answer.status).toBe(503);
+    // Still rebalancing (the second replica is frozen): the gauge says so, liveness does not.
+    expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^partner_enrich_ready 0$/m);
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+    second.child.kill('SIGCONT');
+
+    const assignments = await stableGroup(kafka, groupId, topics.input, 3);
+    expect(assignments.map((partitions) => partitions.length).sort()).toEqual([0, 1, 1]);
+    const bases = [base, secondBase, await operationsUrl(third)];
+    await Promise.all(bases.map((each) => readyWithin(each, 60_000)));
+    for (const each of bases) expect(await readinessOf(each)).toEqual({ status: 200, reasons: [] });
+    for (const replica of [first, second, third]) replica.child.kill('SIGTERM');
+    for (const replica of [first, second, third])
+      expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
   });
   it('regression: input partitions added while running stop the run with STATE_NOT_COPARTITIONED before any of their records is processed (their storage records were dropped without an error)', async () => {
     const topics = freshTopics();

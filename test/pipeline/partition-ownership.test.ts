@@ -492,6 +492,33 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(quotaConsumed() - consumedBefore).toBe(1);
   });
 
+  it('regression: readiness said ready from the start of a rebalance until the new assignment, while the member processed nothing; now "consumer group rebalancing" until then, the restore\'s reason after, and ready with no partition assigned', async () => {
+    const { enrichment, source } = pipeline();
+    const rebalancing = { ready: false, reasons: ['consumer group rebalancing'] };
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    await eventually(() => enrichment.readiness().ready, 5_000, 'partition 0 restored');
+
+    source.handler.rebalancing();
+    expect(enrichment.readiness()).toEqual(rebalancing);
+    // kafkajs says what was revoked together with the new assignment, revocation first.
+    source.handler.revoked([ref(0)]);
+    expect(enrichment.readiness()).toEqual(rebalancing);
+    source.handler.assigned([ref(1)]);
+    expect(enrichment.readiness()).toEqual({
+      ready: false,
+      reasons: ['restoring state of newly assigned partitions'],
+    });
+    await eventually(() => enrichment.readiness().ready, 5_000, 'partition 1 restored');
+
+    // More members than partitions: one assigned nothing waits as a standby of a settled group.
+    source.handler.rebalancing();
+    source.handler.revoked([ref(1)]);
+    source.handler.assigned([]);
+    expect(enrichment.readiness()).toEqual({ ready: true, reasons: [] });
+    await enrichment.stop(0);
+  });
+
   it('regression: queued work of a revoked partition is neither paid for nor written nor committed by its former owner', async () => {
     const { enrichment, source, sink } = pipeline({ lingerMs: 60_000 });
     await enrichment.start();
