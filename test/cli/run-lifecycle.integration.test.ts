@@ -392,16 +392,10 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     second.child.kill('SIGSTOP');
     const third = run(env);
     // The first replica learns of the rebalance at its next heartbeat (kafkajs: every 3 s).
-    const deadline = Date.now() + 30_000;
     let answer = await readinessOf(base);
-    while (!answer.reasons.includes('consumer group rebalancing')) {
-      if (Date.now() > deadline)
-        throw new Error(
-          `/readyz during the rebalance: ${JSON.stringify(answer)}\n${first.logs().slice(-3000)}`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      answer = await readinessOf(base);
-    }
+    const rebalancing = async () =>
+      (answer = await readinessOf(base)).reasons.includes('consumer group rebalancing');
+    await eventually(rebalancing, 30_000, '/readyz naming the rebalance');
     expect(answer.status).toBe(503);
     // Still rebalancing (the second replica is frozen): the gauge says so, liveness does not.
     expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^partner_enrich_ready 0$/m);
