@@ -400,6 +400,12 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     // Still rebalancing (the second replica is frozen): the gauge says so, liveness does not.
     expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^partner_enrich_ready 0$/m);
     expect(await statusOf(`${base}/healthz`)).toBe(200);
+    // The joining replica's start waits for the group: it says so, once (it named "pipeline
+    // not started" twice, from run's start-up phase and from the pipeline).
+    expect(await readinessOf(await operationsUrl(third))).toEqual({
+      status: 503,
+      reasons: ['pipeline not started'],
+    });
     second.child.kill('SIGCONT');
 
     const assignments = await stableGroup(kafka, groupId, topics.input, 3);

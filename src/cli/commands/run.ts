@@ -87,10 +87,10 @@ export function registerRun(program: Command): void {
       let health: HealthServer | undefined;
       let lag: ReturnType<typeof startLagReporter> | undefined;
       let schedule: RerunSchedule | undefined;
-      let state: 'starting' | 'running' | 'stopping' = 'starting';
+      let stopping = false;
 
       const shutdown = async (graceMs: number) => {
-        state = 'stopping';
+        stopping = true;
         await schedule?.stop();
         if (enrichment) {
           const { abandoned } = await enrichment.stop(graceMs);
@@ -125,8 +125,8 @@ export function registerRun(program: Command): void {
         metrics.readState(() => ({ bytes: built.state.bytes, partners: built.state.size }));
         const readiness = () => {
           const pipeline = built.pipeline.readiness();
-          const phase = { starting: ['pipeline not started'], running: [], stopping: ['stopping'] }[state];
-          const reasons = [...phase, ...pipeline.reasons];
+          // Until its start resolves the pipeline names "pipeline not started" itself.
+          const reasons = [...(stopping ? ['stopping'] : []), ...pipeline.reasons];
           return { ready: reasons.length === 0, reasons };
         };
         metrics.readReady(() => readiness().ready);
@@ -145,7 +145,6 @@ export function registerRun(program: Command): void {
         void built.pipeline.failed.then((error) => exit.fail('pipeline', error));
         if ((await exit.until(built.pipeline.start().then(() => true))) === undefined)
           return await shutdown(0);
-        state = 'running';
         logger.info({ topic: config.topics.input, group: config.kafka.groupId }, 'enrichment running');
         const spec = rerunScheduleSpec(config.rerunSchedule);
         if (spec && built.rerunJobs) {
