@@ -439,12 +439,12 @@ export async function createKafkaEnrichment(
       await remove();
     }),
   );
+  await orClose(() => built.reruns?.start());
   // Idle, nothing is written or fetched that could stall on a deleted topic (topic-watch.ts).
+  // Started last, the start can no longer fail: the enrichment's stop ends it.
   stopWatching = new TopicWatch(kafka).watch(
     [topics.input, topics.matches, topics.events, topics.storage, topics.deadLetters, topics.state],
     (error) => built.pipeline.abort(error),
   );
-  opened.push(async () => stopWatching());
-  await orClose(() => built.reruns?.start());
   return built;
 }
