@@ -15,14 +15,16 @@
 // JSON.parse would check it. What is stepped over is checked for balanced brackets, terminated
 // strings and well-formed literals only.
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from '../refdata/json-byte-codes.ts';
 
 const MINUS = 0x2d;
 const PLUS = 0x2b;

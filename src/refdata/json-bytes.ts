@@ -5,14 +5,10 @@
 // items of its arrays are stringified one by one, each a small string the young generation
 // collects, and written into one Buffer.
 
+import { CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT } from './json-byte-codes.ts';
+
 /** Objects and arrays down to this depth are written member by member; deeper ones whole. */
 const SPLIT_DEPTH = 2;
-
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const COMMA = 0x2c;
 
 /** The buffer's first size; it doubles when a piece may not fit. */
 const INITIAL_BYTES = 64 * 1024;
