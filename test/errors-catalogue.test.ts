@@ -6,6 +6,7 @@ import { CONFIG_ERROR_CODES } from '../src/config/index.ts';
 import { FILES_ERROR_CODES } from '../src/files/errors.ts';
 import { KAFKA_ERROR_CODES, SINK_ERROR_CODES } from '../src/kafka/errors.ts';
 import { MAPPING_ERROR_CODES } from '../src/mapping/errors.ts';
+import { OBSERVABILITY_ERROR_CODES } from '../src/observability/errors.ts';
 import { PIPELINE_ERROR_CODES } from '../src/pipeline/errors.ts';
 import { QUOTA_ERROR_CODES } from '../src/quota/errors.ts';
 import { REFDATA_ERROR_CODES } from '../src/refdata/index.ts';
@@ -27,6 +28,7 @@ const CODES = [
   ...PIPELINE_ERROR_CODES,
   ...STATE_ERROR_CODES,
   ...QUOTA_ERROR_CODES,
+  ...OBSERVABILITY_ERROR_CODES,
   ...RERUN_ERROR_CODES,
   ...REFDATA_ERROR_CODES,
   ...SANDBOX_ERROR_CODES,

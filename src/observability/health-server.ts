@@ -2,6 +2,7 @@
 // (restart when it fails) and /readyz (route no traffic, count no capacity, while it fails).
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:http';
+import { ObservabilityError } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { processSecrets, type Redactor } from './secret-redactor.ts';
 
@@ -99,9 +100,19 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
       });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (error: NodeJS.ErrnoException) => {
+      const { host, port } = options;
+      reject(
+        new ObservabilityError(
+          'METRICS_LISTEN_FAILED',
+          `the operations endpoint cannot listen on ${host}:${port}: ${error.message}`,
+          { cause: error, details: { host, port, ...(error.code ? { systemCode: error.code } : {}) } },
+        ),
+      );
+    };
+    server.once('error', refuse);
     server.listen({ host: options.host, port: options.port }, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });

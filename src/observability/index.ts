@@ -25,6 +25,7 @@ export {
   type RetryEvent,
 } from './events.ts';
 export { subscribeMetrics } from './metrics-subscriber.ts';
+export { OBSERVABILITY_ERROR_CODES, ObservabilityError, type ObservabilityErrorCode } from './errors.ts';
 export {
   startHealthServer,
   type HealthServer,

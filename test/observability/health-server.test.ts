@@ -1,4 +1,6 @@
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { reportFailure } from '../../src/cli/failure.ts';
 import {
   createMetrics,
   startHealthServer,
@@ -24,6 +26,40 @@ describe('health server', () => {
     const server = await started(() => ({ ready: true, reasons: [] }));
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.url).not.toMatch(/:0$/);
+  });
+
+  it('regression: a metrics port in use ended run as an unexpected failure with a stack, exit 1; it is METRICS_LISTEN_FAILED, exit 2', async () => {
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const failure = await startHealthServer({
+        host: '127.0.0.1',
+        port,
+        metrics: createMetrics(),
+        readiness: () => ({ ready: true, reasons: [] }),
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({
+        code: 'METRICS_LISTEN_FAILED',
+        details: { host: '127.0.0.1', port, systemCode: 'EADDRINUSE' },
+      });
+      expect((failure as Error).message).toContain(`127.0.0.1:${port}`);
+      const errorLines: string[] = [];
+      const original = console.error;
+      console.error = (line: string) => void errorLines.push(line);
+      try {
+        expect(reportFailure(failure)).toBe(2);
+      } finally {
+        console.error = original;
+      }
+      expect(errorLines).toHaveLength(1);
+      expect(errorLines[0]).toMatch(/^partner-enrich: METRICS_LISTEN_FAILED: /);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 
   it('answers /healthz with 200 while the process lives, even when not ready', async () => {
