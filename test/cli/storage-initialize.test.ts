@@ -65,6 +65,21 @@ function watched(child: ChildProcess): {
 
 const started = (args: string[]) => watched(startCli(['storage', 'initialize', ...args], env));
 
+/** Runs the command while its job goes CREATED, RUNNING half-way and FINISHED; `progress`: what its log lines said. */
+async function throughEveryState(args: string[]): Promise<CliResult & { progress: string[] }> {
+  const command = started(args);
+  await command.shows(/CREATED, 0 %/);
+  sandbox.clock.advance(1_500);
+  await command.shows(/RUNNING, 50 %/);
+  sandbox.clock.advance(60_000);
+  const result = await command.result;
+  const progress = result.stderr
+    .split('\n')
+    .filter((line) => line.startsWith('event store initializer job'))
+    .map((line) => line.replace(/^.*: (\w+, \d+ %).*$/, '$1'));
+  return { ...result, progress };
+}
+
 const requestsOf = async (operation: string): Promise<number> =>
   (await sandbox.stats()).requestsByOperation[operation] ?? 0;
 
@@ -79,6 +94,8 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
       '1..500',
       'at most 10 unique tags',
       '--no-wait',
+      '--job <jobId>',
+      'follow the job with this id, started before',
       'exits 0',
       '3 when',
       '4 when it is still running after --timeout',
@@ -92,20 +109,10 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
 
   it('follows the job to FINISHED: a log line per change, the final job with its count, exit 0', async () => {
     const creates = await requestsOf('createEventStoreInitializerJob');
-    const command = started(['--storage', STORAGE]);
-    await command.shows(/CREATED, 0 %/);
-    sandbox.clock.advance(1_500);
-    await command.shows(/RUNNING, 50 %/);
-    sandbox.clock.advance(60_000);
-    const { code, stdout, stderr } = await command.result;
+    const { code, stdout, stderr, progress } = await throughEveryState(['--storage', STORAGE]);
 
     expect(code, stderr).toBe(0);
-    const progress = stderr.split('\n').filter((line) => line.startsWith('event store initializer job'));
-    expect(progress.map((line) => line.replace(/^.*: (\w+, \d+ %).*$/, '$1'))).toEqual([
-      'CREATED, 0 %',
-      'RUNNING, 50 %',
-      'FINISHED, 100 %',
-    ]);
+    expect(progress).toEqual(['CREATED, 0 %', 'RUNNING, 50 %', 'FINISHED, 100 %']);
     expect(stdout).toMatch(/^status +FINISHED$/m);
     expect(stdout).toMatch(/^message +100 BusinessPartnerCreated events created$/m);
     expect(stdout).toMatch(/^event store +event-store-storage-1$/m);
@@ -217,6 +224,115 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
     expect(stderr).toMatch(/job \S+ keeps running on the service/);
   });
 
+  describe('a job started before, followed again by its id (--job)', () => {
+    /** Starts a job with --no-wait and returns its id and what the command printed on stderr. */
+    const startedWithoutWaiting = async (storage = STORAGE): Promise<{ id: string; stderr: string }> => {
+      const { code, stdout, stderr } = await runCli(
+        ['storage', 'initialize', '--storage', storage, '--no-wait'],
+        env,
+      );
+      expect(code, stderr).toBe(0);
+      return { id: stdout.trim(), stderr };
+    };
+
+    it('regression: a job started with --no-wait can be followed again by its id, as a started job is', async () => {
+      const { id, stderr: hint } = await startedWithoutWaiting();
+      // Before, nothing took a job id: --no-wait printed it and the job could only be asked after elsewhere.
+      expect(hint).toContain(`partner-enrich storage initialize --job ${id}`);
+      const creates = await requestsOf('createEventStoreInitializerJob');
+
+      const { code, stdout, stderr, progress } = await throughEveryState(['--job', id]);
+
+      expect(code, stderr).toBe(0);
+      expect(stderr).toContain(`following event store initializer job ${id}\n`);
+      expect(progress).toEqual(['CREATED, 0 %', 'RUNNING, 50 %', 'FINISHED, 100 %']);
+      expect(stdout).toMatch(new RegExp(`^job +${id}$`, 'm'));
+      expect(stdout).toMatch(/^status +FINISHED$/m);
+      expect(stdout).toMatch(/^message +100 BusinessPartnerCreated events created$/m);
+      expect(stdout).toMatch(/^storage +storage-1$/m);
+      expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates);
+    });
+
+    it('regression: a job still running after --timeout (exit 4) can be followed again by its id', async () => {
+      const first = await started(['--storage', STORAGE, '--timeout', '1']).result;
+      expect(first.code, first.stderr).toBe(4);
+      const id = (
+        /started event store initializer job (\S+)/.exec(first.stderr) as RegExpExecArray
+      )[1] as string;
+      expect(first.stderr).toContain(
+        `partner-enrich: job ${id} keeps running on the service; follow it again with: partner-enrich storage initialize --job ${id}`,
+      );
+
+      const command = started(['--job', id, '--json']);
+      await command.shows(/CREATED, 0 %/);
+      sandbox.clock.advance(60_000);
+      const { code, stdout, stderr } = await command.result;
+
+      expect(code, stderr).toBe(0);
+      expect(JSON.parse(stdout)).toMatchObject({
+        id,
+        status: 'FINISHED',
+        storageId: STORAGE,
+        message: '100 BusinessPartnerCreated events created',
+      });
+    });
+
+    it('exits 3 with the reason when the job followed by its id COULDNT_START', async () => {
+      const { id } = await startedWithoutWaiting('nope');
+      const { code, stdout, stderr } = await runCli(['storage', 'initialize', '--job', id], env);
+      expect(code, stderr).toBe(3);
+      expect(stdout).toMatch(/^status +COULDNT_START$/m);
+      expect(stderr).toContain(`${id} ended with status COULDNT_START: storage nope does not exist`);
+    });
+
+    it('with --no-wait prints the job once as read: a status check, exit 0 whatever its status', async () => {
+      const { id } = await startedWithoutWaiting();
+      const reads = await requestsOf('getEventStoreInitializerJob');
+
+      const table = await runCli(['storage', 'initialize', '--job', id, '--no-wait'], env);
+      expect(table.code, table.stderr).toBe(0);
+      expect(table.stdout).toMatch(new RegExp(`^job +${id}$`, 'm'));
+      expect(table.stdout).toMatch(/^status +CREATED$/m);
+      expect(table.stderr).not.toMatch(/event store initializer job \S+: CREATED/);
+
+      const json = await runCli(['storage', 'initialize', '--job', id, '--no-wait', '--json'], env);
+      expect(json.code, json.stderr).toBe(0);
+      expect(JSON.parse(json.stdout)).toMatchObject({ id, status: 'CREATED', storageId: STORAGE });
+      expect(await requestsOf('getEventStoreInitializerJob')).toBe(reads + 2);
+    });
+
+    it('a job id the service does not know: REFDATA_NOT_FOUND naming the job, exit 2', async () => {
+      const { code, stdout, stderr } = await runCli(['storage', 'initialize', '--job', 'no-such-job'], env);
+      expect(code, stderr).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toContain(
+        'partner-enrich: REFDATA_NOT_FOUND: getEventStoreInitializerJob failed with HTTP 404',
+      );
+      expect(stderr).toContain(
+        'partner-enrich: the service knows no event store initializer job no-such-job',
+      );
+    });
+
+    it.each([
+      [['--storage', STORAGE], "'--storage <id>'"],
+      [['--data-source', 'erp'], "'--data-source <id>'"],
+      [['--start-after', 'bp-1'], "'--start-after <partnerId>'"],
+      [['--batch-size', '10'], "'--batch-size <n>'"],
+      [['--limit', '10'], "'--limit <n>'"],
+      [['--tag', 'nightly'], "'--tag <tag>'"],
+      [['--initialize'], "'--initialize'"],
+      [['--dry-run'], "'--dry-run'"],
+    ])('refuses %j, an option of a new job, together with --job before any request', async (args, option) => {
+      const reads = await requestsOf('getEventStoreInitializerJob');
+      const creates = await requestsOf('createEventStoreInitializerJob');
+      const { code, stderr } = await runCli(['storage', 'initialize', '--job', 'some-job', ...args], env);
+      expect(code).toBe(1);
+      expect(stderr).toContain(`error: option '--job <jobId>' cannot be used with option ${option}`);
+      expect(await requestsOf('getEventStoreInitializerJob')).toBe(reads);
+      expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates);
+    });
+  });
+
   describe('while the service resets every connection', () => {
     const resets = async (): Promise<number> => Number((await sandbox.stats())['injectedResets'] ?? 0);
     const setResetRate = (resetRate: number) => sandbox.raw('PUT', '/admin/faults', { body: { resetRate } });
@@ -241,7 +357,7 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
       expect(stderr).not.toContain('REFDATA_NETWORK_ERROR');
     });
 
-    it('gives up at --timeout with REFDATA_JOB_UNREACHABLE naming the job, printed as last read (exit 2)', async () => {
+    it('gives up at --timeout with REFDATA_JOB_UNREACHABLE naming the job (exit 2); regression: the job can be followed again by its id once the service answers', async () => {
       const command = started(['--storage', STORAGE, '--timeout', '3']);
       await command.shows(/CREATED, 0 %/);
       await setResetRate(1);
@@ -254,7 +370,16 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
         `partner-enrich: REFDATA_JOB_UNREACHABLE: eventStoreInitializerJob ${id} could not be read ` +
           '(last status CREATED): getEventStoreInitializerJob: network error (ECONNRESET)',
       );
-      expect(stderr).toContain(`partner-enrich: job ${id} may still be running on the service`);
+      expect(stderr).toContain(
+        `partner-enrich: job ${id} may still be running on the service; once it answers, follow it again with: ` +
+          `partner-enrich storage initialize --job ${id}`,
+      );
+
+      await setResetRate(0);
+      sandbox.clock.advance(60_000);
+      const again = await runCli(['storage', 'initialize', '--job', id], env);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toMatch(/^status +FINISHED$/m);
     });
   });
 
@@ -298,7 +423,9 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
   it('refuses to run without --storage', async () => {
     const { code, stderr } = await runCli(['storage', 'initialize'], env);
     expect(code).toBe(1);
-    expect(stderr).toContain("required option '--storage <id>' not specified");
+    expect(stderr).toContain(
+      "error: required option '--storage <id>' not specified (or --job <jobId>: follow a job started before)",
+    );
   });
 
   it('refuses to start without the data exchange password, naming the option and its variable', async () => {

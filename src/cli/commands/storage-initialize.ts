@@ -1,9 +1,10 @@
 // `storage initialize`: the reference service's own event store initializer job (data exchange
 // API, spec items 20-21) for a platform-side storage, started and followed from the command
-// line. The service walks the storage itself and stores a BusinessPartnerCreated event per
-// partner; nothing passes through the pipeline, Kafka or the lookup quota.
+// line, or one started before followed again by its id (--job). The service walks the storage
+// itself and stores a BusinessPartnerCreated event per partner; nothing passes through the
+// pipeline, Kafka or the lookup quota.
 import cliProgress from 'cli-progress';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { ConfigError, envVarFor, type Config } from '../../config/index.ts';
 import { describeProblems } from '../../config/problems.ts';
 import {
@@ -41,7 +42,8 @@ export const INITIALIZER_LIMITS = { batchSize: { min: 1, max: 500 }, maxTags: 10
 const DEFAULT_TIMEOUT_SECONDS = 30 * 60;
 
 interface InitializeFlags {
-  storage: string;
+  storage?: string;
+  job?: string;
   dataSource?: string;
   startAfter?: string;
   batchSize?: number;
@@ -56,8 +58,26 @@ interface InitializeFlags {
 
 const collectTag = tagCollector(INITIALIZER_LIMITS.maxTags);
 
+/** The options that describe a new job: with --job, the job already has its own. */
+const NEW_JOB_OPTIONS = [
+  'storage',
+  'dataSource',
+  'startAfter',
+  'batchSize',
+  'limit',
+  'tag',
+  'initialize',
+  'dryRun',
+] as const satisfies readonly (keyof InitializeFlags)[];
+
+/** What a user runs to follow the job again: printed wherever the command leaves a job behind. */
+const followAgain = (jobId: string): string => `partner-enrich storage initialize --job ${jobId}`;
+
+/** The flags of a new job: --storage is required unless --job names one started before. */
+type NewJobFlags = InitializeFlags & { storage: string };
+
 /** The create request the flags ask for; options left out take the service's defaults. */
-export function initializerRequest(flags: Omit<InitializeFlags, 'wait' | 'timeout'>): InitializerRequest {
+export function initializerRequest(flags: Omit<NewJobFlags, 'wait' | 'timeout'>): InitializerRequest {
   const featuresOn = [
     ...(flags.initialize ? (['INITIALIZE'] as const) : []),
     ...(flags.dryRun ? (['NO_PERSISTENCE'] as const) : []),
@@ -82,7 +102,8 @@ export function registerStorageInitialize(program: Command): void {
     .command('initialize')
     .description(
       "start the reference data service's event store initializer job for a platform-side storage (a " +
-        'BusinessPartnerCreated event per partner of the storage) and follow it to its end; exits 0 when it ' +
+        'BusinessPartnerCreated event per partner of the storage), or with --job take one started before, ' +
+        'and follow it to its end; exits 0 when it ' +
         `FINISHED, ${STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished} when it DIED, COULDNT_START or was ARCHIVED, ` +
         `${STORAGE_INITIALIZE_EXIT_CODES.stillRunning} when it is still running after --timeout, ` +
         '2 on a configuration or service error, among them REFDATA_JOB_UNREACHABLE: the job could not be read ' +
@@ -90,7 +111,17 @@ export function registerStorageInitialize(program: Command): void {
         'ridden out until then; the job may still be running), 1 on a refused option. ' +
         'Needs refdata.dataExchangePassword (the data exchange API authenticates as refdata.credentialUsername)',
     )
-    .requiredOption('--storage <id>', 'the storage to initialize', nonEmpty)
+    .option('--storage <id>', 'the storage to initialize (required unless --job)', nonEmpty)
+    .addOption(
+      new Option(
+        '--job <jobId>',
+        'follow the job with this id, started before (with --no-wait, or left running at REFDATA_JOB_UNREACHABLE ' +
+          'or exit 4), instead of starting one; not with the options of a new job (--storage, --data-source, ' +
+          '--start-after, --batch-size, --limit, --tag, --initialize, --dry-run)',
+      )
+        .argParser(nonEmpty)
+        .conflicts([...NEW_JOB_OPTIONS]),
+    )
     .option('--data-source <id>', 'only the partners of this data source', nonEmpty)
     .option('--start-after <partnerId>', 'start after this business partner id', nonEmpty)
     .option(
@@ -105,7 +136,11 @@ export function registerStorageInitialize(program: Command): void {
       'INITIALIZE: only Created events, without checking existing ones (only for a storage that never had UPDATES)',
     )
     .option('--dry-run', 'NO_PERSISTENCE: run the job without persisting any event')
-    .option('--no-wait', 'print the job id (with --json, the created job) and exit without following it')
+    .option(
+      '--no-wait',
+      'print the job id (with --json, the created job) and exit without following it; with --job, print ' +
+        'the job once as read (exit 0 whatever its status)',
+    )
     .option('--json', 'print the final job as JSON instead of a table')
     .option(
       '--timeout <seconds>',
@@ -114,42 +149,94 @@ export function registerStorageInitialize(program: Command): void {
       DEFAULT_TIMEOUT_SECONDS,
     )
     .action(async (flags: InitializeFlags, command: Command) => {
-      const config = commandConfig(command);
-      requireDataExchangeCredential(config);
-      const client = createRefDataClient(config.refdata, config.retry);
-      const created = await client.createEventStoreInitializerJob({ body: initializerRequest(flags) });
-      const jobId = created.id;
-      if (jobId === undefined) {
-        throw new RefDataHttpError(
-          'REFDATA_INVALID_RESPONSE',
-          {
-            operation: 'createEventStoreInitializerJob',
-            status: 200,
-            serviceMessage: 'the created job has no id, so it cannot be followed',
-          },
-          false,
-        );
-      }
-      if (!flags.wait) {
-        console.log(flags.json ? JSON.stringify(created, null, 2) : jobId);
+      if (flags.job !== undefined) {
+        await followStarted(dataExchangeClient(command), flags.job, flags);
         return;
       }
-      console.error(`started event store initializer job ${jobId} for storage ${flags.storage}`);
-      const { job, failure } = await follow(client, jobId, flags);
-      console.log(flags.json ? JSON.stringify(job, null, 2) : describeJob(job));
-      if (failure === undefined) return;
-      const errorExitCode = reportFailure(failure);
-      if (failure.code === 'REFDATA_JOB_TIMEOUT') {
-        console.error(`partner-enrich: job ${jobId} keeps running on the service`);
-        process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.stillRunning;
-      } else if (failure.code === 'REFDATA_JOB_UNREACHABLE') {
-        // Where the job stands is not known, so neither 3 nor 4: a service error, as before the follow rode out any.
-        console.error(`partner-enrich: job ${jobId} may still be running on the service`);
-        process.exitCode = errorExitCode;
-      } else {
-        process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished;
-      }
+      const storage =
+        flags.storage ??
+        command.error(
+          "error: required option '--storage <id>' not specified (or --job <jobId>: follow a job started before)",
+        );
+      await startAndFollow(dataExchangeClient(command), { ...flags, storage });
     });
+}
+
+function dataExchangeClient(command: Command): RefDataClient {
+  const config = commandConfig(command);
+  requireDataExchangeCredential(config);
+  return createRefDataClient(config.refdata, config.retry);
+}
+
+async function startAndFollow(client: RefDataClient, flags: NewJobFlags): Promise<void> {
+  const created = await client.createEventStoreInitializerJob({ body: initializerRequest(flags) });
+  const jobId = created.id;
+  if (jobId === undefined) {
+    throw new RefDataHttpError(
+      'REFDATA_INVALID_RESPONSE',
+      {
+        operation: 'createEventStoreInitializerJob',
+        status: 200,
+        serviceMessage: 'the created job has no id, so it cannot be followed',
+      },
+      false,
+    );
+  }
+  if (!flags.wait) {
+    console.log(flags.json ? JSON.stringify(created, null, 2) : jobId);
+    // On stderr: stdout stays the id alone, for scripts.
+    console.error(`partner-enrich: follow it with: ${followAgain(jobId)}`);
+    return;
+  }
+  console.error(`started event store initializer job ${jobId} for storage ${flags.storage}`);
+  await followToItsEnd(client, jobId, flags);
+}
+
+/** --job: the job as it stands now (--no-wait), or followed as a started job is. */
+async function followStarted(client: RefDataClient, jobId: string, flags: InitializeFlags): Promise<void> {
+  try {
+    if (!flags.wait) {
+      printJob(await client.getEventStoreInitializerJob({ path: { jobId } }), flags);
+      return;
+    }
+    console.error(`following event store initializer job ${jobId}`);
+    await followToItsEnd(client, jobId, flags);
+  } catch (error) {
+    if (!(error instanceof RefDataHttpError && error.code === 'REFDATA_NOT_FOUND')) throw error;
+    process.exitCode = reportFailure(error);
+    // The service's 404 body need not name the job; the id may be mistyped or of another service.
+    console.error(`partner-enrich: the service knows no event store initializer job ${jobId}`);
+  }
+}
+
+const printJob = (job: InitializerJob, flags: Pick<InitializeFlags, 'json'>): void =>
+  console.log(flags.json ? JSON.stringify(job, null, 2) : describeJob(job));
+
+/** Follows the job, prints it as last read and sets the exit code of how following ended. */
+async function followToItsEnd(
+  client: RefDataClient,
+  jobId: string,
+  flags: Pick<InitializeFlags, 'json' | 'timeout'>,
+): Promise<void> {
+  const { job, failure } = await follow(client, jobId, flags.timeout);
+  printJob(job, flags);
+  if (failure === undefined) return;
+  const errorExitCode = reportFailure(failure);
+  if (failure.code === 'REFDATA_JOB_TIMEOUT') {
+    console.error(
+      `partner-enrich: job ${jobId} keeps running on the service; follow it again with: ${followAgain(jobId)}`,
+    );
+    process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.stillRunning;
+  } else if (failure.code === 'REFDATA_JOB_UNREACHABLE') {
+    // Where the job stands is not known, so neither 3 nor 4: a service error, as before the follow rode out any.
+    console.error(
+      `partner-enrich: job ${jobId} may still be running on the service; once it answers, follow it again ` +
+        `with: ${followAgain(jobId)}`,
+    );
+    process.exitCode = errorExitCode;
+  } else {
+    process.exitCode = STORAGE_INITIALIZE_EXIT_CODES.jobNotFinished;
+  }
 }
 
 /** Checked before any request: the client would only fail at the first call, naming a root instead of the option. */
@@ -179,7 +266,7 @@ interface Followed {
   failure?: RefDataJobError;
 }
 
-async function follow(client: RefDataClient, jobId: string, flags: InitializeFlags): Promise<Followed> {
+async function follow(client: RefDataClient, jobId: string, timeoutSeconds: number): Promise<Followed> {
   let last: InitializerJob = { id: jobId };
   // The polling helper reports the status but throws away the job on a failure; the job's
   // message and counts are what the operator needs then, so each read is kept.
@@ -187,10 +274,11 @@ async function follow(client: RefDataClient, jobId: string, flags: InitializeFla
     getEventStoreInitializerJob: async (...args) =>
       (last = await client.getEventStoreInitializerJob(...args)),
   };
-  const view = progressView(process.stderr, flags.storage);
+  // Named by the job's storage as read: a job followed by its id comes without --storage.
+  const view = progressView(process.stderr, () => last.storageId ?? `job ${jobId}`);
   try {
     const job = await waitForEventStoreInitializerJob(reader, jobId, {
-      timeoutMs: flags.timeout * 1_000,
+      timeoutMs: timeoutSeconds * 1_000,
       onProgress: (progress) => view.update(progress),
     });
     // The helper counts ARCHIVED as an end; only FINISHED says this run created the events.
@@ -216,7 +304,7 @@ interface ProgressView {
 }
 
 /** A bar redrawn in place on a terminal; otherwise a plain line per change, for logs. */
-function progressView(stream: NodeJS.WriteStream, storageId: string): ProgressView {
+function progressView(stream: NodeJS.WriteStream, storageOf: () => string): ProgressView {
   let shown: string | undefined;
   const changed = ({ status, progress }: JobProgress): boolean => {
     const key = `${status}/${progress}`;
@@ -240,7 +328,7 @@ function progressView(stream: NodeJS.WriteStream, storageId: string): ProgressVi
   const bar = new cliProgress.SingleBar(
     {
       stream,
-      format: `initializing ${storageId} [{bar}] {percentage}% | {status} | {duration_formatted} | ETA {eta_formatted}`,
+      format: `initializing {storage} [{bar}] {percentage}% | {status} | {duration_formatted} | ETA {eta_formatted}`,
     },
     cliProgress.Presets.shades_classic,
   );
@@ -248,7 +336,7 @@ function progressView(stream: NodeJS.WriteStream, storageId: string): ProgressVi
   return {
     update: (progress) => {
       if (!changed(progress)) return;
-      const payload = { status: progress.status ?? 'no status' };
+      const payload = { status: progress.status ?? 'no status', storage: storageOf() };
       if (started) bar.update(progress.progress ?? 0, payload);
       else bar.start(100, progress.progress ?? 0, payload);
       started = true;
