@@ -56,11 +56,11 @@ describe('dlq replay against Kafka', () => {
     await drop?.();
   });
 
-  const deadLetter = (key: string, origin: Position) =>
+  const deadLetter = (key: string, origin: Position, failure = { stage: 'lookup', code: 'TASK_FAILED' }) =>
     send(kafka, topics.deadLetters, key, Buffer.from(`bytes of ${key}@${origin.offset}`), {
-      'pe.stage': 'lookup',
-      'pe.error.code': 'TASK_FAILED',
-      'pe.error.message': 'the service failed the task',
+      'pe.stage': failure.stage,
+      'pe.error.code': failure.code,
+      'pe.error.message': `failed: ${failure.code}`,
       'pe.attempts': '5',
       'pe.origin.topic': topics.input,
       'pe.origin.partition': String(origin.partition),
@@ -109,6 +109,21 @@ describe('dlq replay against Kafka', () => {
     expect(third.code, third.stderr).toBe(0);
     copies = await replayedCopies();
     expect(copies.map((m) => m.key?.toString())).toEqual(['P-2', 'P-2']);
+  });
+
+  it('regression: dlq replay took every dead letter with an empty key for one partner, leaving all but the newest out as superseded', async () => {
+    // Records without a partner id (an empty key) fail mapping; each is a record of its own.
+    const noPartner = { stage: 'mapping', code: 'MAPPING_MISSING_PARTNER_ID' };
+    for (const name of ['first', 'second', 'third']) {
+      const origin = await send(kafka, topics.input, '', Buffer.from(`${name} record without an id`));
+      await deadLetter('', origin, noPartner);
+    }
+
+    const dry = await runCli(['dlq', 'replay', '--code', noPartner.code, '--dry-run'], env);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/^3 of \d+ dead letters match/m);
+    expect(dry.stdout).not.toContain('left out');
+    expect(dry.stdout).toContain('mapping/MAPPING_MISSING_PARTNER_ID: 3');
   });
 
   it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {

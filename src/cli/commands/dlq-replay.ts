@@ -40,14 +40,22 @@ interface Letter {
   partition: number;
 }
 
-/** Where the dead letter's record was read, when that is the input topic and it had a key. */
+/**
+ * A partner's key: the input is keyed by partner id, so an empty key names no partner (its
+ * record failed as MAPPING_MISSING_PARTNER_ID), like no key at all; taken as one, every
+ * keyless record was the newer record of every other.
+ */
+const partnerKey = (message: KafkaMessage): Buffer | undefined =>
+  message.key && message.key.length > 0 ? message.key : undefined;
+
+/** Where the dead letter's record was read, when that is the input topic and it had a partner's key. */
 function inputOrigin(
   message: KafkaMessage,
   input: string,
 ): { partition: number; offset: bigint } | undefined {
   const partition = Number(header(message, 'pe.origin.partition'));
   const offset = header(message, 'pe.origin.offset');
-  if (header(message, 'pe.origin.topic') !== input || !message.key || !Number.isInteger(partition))
+  if (header(message, 'pe.origin.topic') !== input || !partnerKey(message) || !Number.isInteger(partition))
     return undefined;
   if (offset === undefined || !/^\d+$/.test(offset)) return undefined;
   return { partition, offset: BigInt(offset) };
@@ -81,13 +89,14 @@ export async function supersededLetters(
     kafka,
     input,
     (message, partition) => {
-      if (message.key) newest.set(slot(partition, message.key), BigInt(message.offset));
+      const key = partnerKey(message);
+      if (key) newest.set(slot(partition, key), BigInt(message.offset));
     },
     from,
   );
   for (const letter of letters) {
     const origin = inputOrigin(letter.message, input);
-    const latest = origin && newest.get(slot(origin.partition, letter.message.key as Buffer));
+    const latest = origin && newest.get(slot(origin.partition, partnerKey(letter.message) as Buffer));
     if (origin && latest !== undefined && latest > origin.offset) superseded.add(letter);
   }
   return superseded;
