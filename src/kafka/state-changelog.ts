@@ -4,8 +4,8 @@
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, { type Kafka } from 'kafkajs';
-import type { StoredPartner } from '../pipeline/outputs.ts';
+import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
+import { deletedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
@@ -157,7 +157,7 @@ export class KafkaStateChangelog implements StateChangelog {
                 const offset = Number(message.offset);
                 if (offset < range.from) continue;
                 if (offset >= range.to) break;
-                changes.push(await this.#change(message.key, message.value, batch.partition, offset));
+                changes.push(await this.#change(message, batch.partition, offset));
                 next = offset + 1;
               }
               // Offsets a compaction removed count as read.
@@ -185,13 +185,17 @@ export class KafkaStateChangelog implements StateChangelog {
   }
 
   async #change(
-    key: Buffer | null,
-    value: Buffer | null,
+    { key, value, headers }: KafkaMessage,
     partition: number,
     offset: number,
   ): Promise<StateChange> {
     const partnerId = key?.toString('utf8') ?? '';
-    if (value === null) return { partnerId, stored: null };
+    if (value === null) {
+      // The input tombstone behind the delete: read again by this partition's next owner, it is
+      // known as done. Storage tombstones written before the headers existed name none.
+      const deletedBy = deletedByOf(headers);
+      return deletedBy ? { partnerId, stored: null, deletedBy } : { partnerId, stored: null };
+    }
     let decoded: StorageValue;
     try {
       decoded = (await this.#registry.decode(value)) as StorageValue;

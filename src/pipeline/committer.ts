@@ -21,10 +21,13 @@ import { isPartnerEnrichError } from '../errors.ts';
 import { CommitWatermark, type Committable } from './commit-watermark.ts';
 import type { Transactional } from './output-writer.ts';
 import type { PartitionRef, PipelineObserver, RecordSource } from './ports.ts';
+import type { PartnerState } from '../state/partner-state.ts';
 import { positionKey, type SourcePosition } from './records.ts';
 
 export interface CommitterParts {
   source: RecordSource;
+  /** Told of each commit: the deletes it remembers below the committed position are forgotten. */
+  state: PartnerState;
   ledger: BulkLedger;
   runner: BulkRunner;
   observer: PipelineObserver;
@@ -154,7 +157,10 @@ export class Committer {
     } else if (positions.length > 0) {
       try {
         await this.#parts.source.commit(positions);
-        for (const p of positions) this.#committed.set(keyOf(p), p);
+        for (const p of positions) {
+          this.#committed.set(keyOf(p), p);
+          this.#parts.state.committed(p, p.offset);
+        }
         this.#releaseDue = true;
         this.#parts.observer.committed?.(positions);
       } catch (error) {
@@ -217,6 +223,7 @@ export class Committer {
     // state the partition holds now (if any) belongs to a newer assignment.
     if ((this.#revocations.get(key) ?? 0) !== revocations) return false;
     transactional.state.applyStaged(position, position.offset);
+    this.#parts.state.committed(position, position.offset);
     this.#committed.set(key, position);
     return true;
   }

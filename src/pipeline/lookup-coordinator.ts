@@ -19,6 +19,7 @@ import { PipelineError, isFatal, isServiceFault } from './errors.ts';
 import { KeyScheduler } from './key-scheduler.ts';
 import type { OutputWriter } from './output-writer.ts';
 import {
+  alreadyDeleted,
   alreadyWritten,
   deadLetter,
   deleteOutputs,
@@ -27,6 +28,7 @@ import {
   matchedOutputs,
   reusedOutputs,
   sameStored,
+  tombstoneOf,
   type EmitContext,
   type Thresholds,
 } from './outputs.ts';
@@ -244,6 +246,12 @@ export class LookupCoordinator {
       return this.#finish(work, { kind: 'superseded' });
     if (work.kind === 'delete') {
       if (!previous) {
+        // Read again after a crash or by the partition's next owner, its delete done and its
+        // position not committed: as a record whose outputs were written (alreadyWritten).
+        if (alreadyDeleted(work, state.deletedBy(partition, work.partnerId))) {
+          observer.redelivered?.(work.records.length);
+          return this.#finish(work);
+        }
         const error = new PipelineError(
           'DELETE_UNKNOWN_PARTNER',
           `tombstone for partner ${work.partnerId}, which the storage does not know`,
@@ -256,7 +264,7 @@ export class LookupCoordinator {
       // A delete is an outcome of its own: left uncounted, the records read outnumbered the
       // records written by the tombstones (the demo's summary rows did not add up).
       return this.#write(work, deleteOutputs(work, previous, context), () => {
-        state.delete(partition, work.partnerId);
+        state.delete(partition, work.partnerId, tombstoneOf(work));
         for (const _ of work.records) observer.recordOut?.('DELETED', false);
       });
     }

@@ -7,6 +7,7 @@ import type { PartnerRecord } from '../serde/partner-record.ts';
 import {
   ofContent,
   type AcceptedRecord,
+  type HeaderValue,
   type InputRecord,
   type PartnerWork,
   type RecordHeaders,
@@ -76,6 +77,48 @@ export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefi
     source.timestamp === newest.timestamp &&
     ofContent(work, stored?.hash)
   );
+}
+
+/**
+ * Whether a tombstone read again had its delete done already: the partition's state names it
+ * as the input record that deleted the partner (a redelivery, as alreadyWritten tells of other
+ * records). A second tombstone of a deleted partner, at another position, is not one.
+ */
+export function alreadyDeleted(work: PartnerWork, deletedBy: InputIdentity | undefined): boolean {
+  const tombstone = tombstoneOf(work);
+  return (
+    work.kind === 'delete' &&
+    deletedBy !== undefined &&
+    deletedBy.offset === tombstone.offset &&
+    deletedBy.timestamp === tombstone.timestamp
+  );
+}
+
+/** The input record a delete stands for (a delete is never coalesced: one record). */
+export const tombstoneOf = (work: PartnerWork): InputIdentity => {
+  const { input } = work.records[0] as AcceptedRecord;
+  return { offset: input.position.offset, timestamp: input.timestamp };
+};
+
+/**
+ * Headers of a storage tombstone naming the input tombstone that deleted the partner: a
+ * restore from the storage topic remembers it as the partition's file does (deletedByOf).
+ */
+const DELETED_BY_OFFSET = 'pe.deleted-by.offset';
+const DELETED_BY_TIMESTAMP = 'pe.deleted-by.timestamp';
+
+/** The input tombstone a storage tombstone's headers name; undefined for one written before they existed. */
+export function deletedByOf(
+  headers: Record<string, HeaderValue | HeaderValue[] | undefined> | undefined,
+): InputIdentity | undefined {
+  const number = (name: string) => {
+    const value = headers?.[name];
+    const text = Array.isArray(value) ? value[0]?.toString() : value?.toString();
+    return text !== undefined && /^-?\d+$/.test(text) ? Number(text) : undefined;
+  };
+  const offset = number(DELETED_BY_OFFSET);
+  const timestamp = number(DELETED_BY_TIMESTAMP);
+  return offset === undefined || timestamp === undefined ? undefined : { offset, timestamp };
 }
 
 /** Whether the stored state is still the one read before (live work stores a newer one, or deletes it). */
@@ -334,7 +377,16 @@ export function deleteOutputs(
         rerunId: null,
       },
     },
-    { output: 'storage', key: work.partnerId, partition: inputPartition(work), value: null },
+    {
+      output: 'storage',
+      key: work.partnerId,
+      partition: inputPartition(work),
+      value: null,
+      headers: {
+        [DELETED_BY_OFFSET]: String(tombstoneOf(work).offset),
+        [DELETED_BY_TIMESTAMP]: String(tombstoneOf(work).timestamp),
+      },
+    },
   ];
 }
 

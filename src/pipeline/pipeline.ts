@@ -123,6 +123,7 @@ export class Pipeline {
     this.#committer = new Committer(
       {
         source: parts.source,
+        state: parts.state,
         ledger: parts.ledger,
         runner: parts.runner,
         observer: this.#observer,

@@ -1,14 +1,16 @@
 // One input partition's partner state in its own SQLite file: the latest stored state per
-// partner, and the checkpoint (how far the storage topic, its changelog, is reflected in
+// partner, which tombstone deleted the partners deleted since the last commit, and the checkpoint (how far the storage topic, its changelog, is reflected in
 // it), written in the same transactions as the data so that the two never disagree.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import type { StoredPartner } from '../pipeline/outputs.ts';
+import type { InputIdentity, StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from './errors.ts';
 
 /** One storage topic record: a partner's new state, or null when it was deleted. */
 export interface StateChange {
   partnerId: string;
   stored: StoredPartner | null;
+  /** A delete's input tombstone, where known (storage tombstones written before say none). */
+  deletedBy?: InputIdentity;
 }
 
 export interface Checkpoint {
@@ -31,7 +33,9 @@ export interface Checkpoint {
  * particular order, was inserted between large rows: 32 against 8 µs per record restored,
  * 55 against 23 µs per new partner processed (get and upsert, 300,000 partners in the file).
  * 4 adds the checkpoint's time: a checkpoint without one cannot tell whether compaction has
- * removed tombstones it did not see.
+ * removed tombstones it did not see. The table of deletes came without a new format: a file
+ * without it lacks nothing the changelog has for it (the tombstones written before name no
+ * input record), so it is added in place and the file is not restored in full.
  */
 const FORMAT = 4;
 
@@ -40,6 +44,9 @@ export class PartitionStore {
   readonly #get: StatementSync;
   readonly #put: StatementSync;
   readonly #delete: StatementSync;
+  readonly #markDeleted: StatementSync;
+  readonly #deletedBy: StatementSync;
+  readonly #forgetDeleted: StatementSync;
   readonly #count: StatementSync;
   readonly #scan: StatementSync;
   readonly #scanUntil: StatementSync;
@@ -81,7 +88,7 @@ export class PartitionStore {
     // another layout is not converted in place.
     if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
       this.#db.exec(
-        `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; PRAGMA user_version = ${FORMAT};`,
+        `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; DROP TABLE IF EXISTS deleted; PRAGMA user_version = ${FORMAT};`,
       );
     }
     this.#db.exec(`
@@ -90,12 +97,20 @@ export class PartitionStore {
         one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL,
         at INTEGER NOT NULL
       );
+      CREATE TABLE IF NOT EXISTS deleted (
+        id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL
+      );
     `);
     this.#get = this.#db.prepare('SELECT state FROM partners WHERE id = ?');
     this.#put = this.#db.prepare(
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',
     );
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
+    this.#markDeleted = this.#db.prepare(
+      'INSERT INTO deleted (id, offset, timestamp) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET offset = excluded.offset, timestamp = excluded.timestamp',
+    );
+    this.#deletedBy = this.#db.prepare('SELECT offset, timestamp FROM deleted WHERE id = ?');
+    this.#forgetDeleted = this.#db.prepare('DELETE FROM deleted WHERE offset < ?');
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
     this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
     this.#scanUntil = this.#db.prepare(
@@ -119,9 +134,32 @@ export class PartitionStore {
     this.#write(this.#put, partnerId, JSON.stringify(stored));
   }
 
-  delete(partnerId: string): void {
+  /**
+   * The partner leaves the state; `by`, the input tombstone that deleted it, is kept with the
+   * delete, in the same transaction: that tombstone read again (before its position was
+   * committed) is told apart from one of a partner never stored (deletedBy).
+   */
+  delete(partnerId: string, by?: InputIdentity): void {
     this.#joinBatch();
     this.#write(this.#delete, partnerId);
+    if (by) this.#write(this.#markDeleted, partnerId, by.offset, by.timestamp);
+  }
+
+  /** The input tombstone that deleted the partner, kept until its position is committed (forgetDeletedBefore). */
+  deletedBy(partnerId: string): InputIdentity | undefined {
+    this.#checkUsable();
+    const row = this.#deletedBy.get(partnerId) as InputIdentity | undefined;
+    return row ? { offset: row.offset, timestamp: row.timestamp } : undefined;
+  }
+
+  /**
+   * The input partition's position is committed at `offset`: its tombstones below it are
+   * never read again (but by an operator's reset), so what they deleted is forgotten, and
+   * the table holds only the deletes of about one commit interval.
+   */
+  forgetDeletedBefore(offset: number): void {
+    this.#joinBatch();
+    this.#write(this.#forgetDeleted, offset);
   }
 
   /**
@@ -149,9 +187,12 @@ export class PartitionStore {
   /** Applies changelog records in order and moves the checkpoint past them, atomically. */
   apply(changes: StateChange[], checkpoint: Checkpoint): void {
     this.#transaction(() => {
-      for (const { partnerId, stored } of changes) {
+      for (const { partnerId, stored, deletedBy } of changes) {
         if (stored) this.#put.run(partnerId, JSON.stringify(stored));
-        else this.#delete.run(partnerId);
+        else {
+          this.#delete.run(partnerId);
+          if (deletedBy) this.#markDeleted.run(partnerId, deletedBy.offset, deletedBy.timestamp);
+        }
       }
       this.#writeCheckpoint.run(checkpoint.changelog, checkpoint.offset, checkpoint.at);
     });
@@ -173,7 +214,9 @@ export class PartitionStore {
 
   /** Forgets everything: the file belonged to another changelog, or is ahead of it. */
   clear(): void {
-    this.#transaction(() => this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint;'));
+    this.#transaction(() =>
+      this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint; DELETE FROM deleted;'),
+    );
   }
 
   close(): void {
@@ -197,10 +240,9 @@ export class PartitionStore {
    * A write of the batch; one that fails (a page spilled to a full disk) fails the store as
    * its commit does. Arguments, not a closure: it runs for every partner stored.
    */
-  #write(statement: StatementSync, partnerId: string, state?: string): void {
+  #write(statement: StatementSync, ...values: (string | number)[]): void {
     try {
-      if (state === undefined) statement.run(partnerId);
-      else statement.run(partnerId, state);
+      statement.run(...values);
     } catch (error) {
       throw this.#fail(error as Error);
     }

@@ -9,10 +9,14 @@
 // store is never ahead of the changelog with anything the changelog does not have; the
 // checkpoint only needs to be a lower bound of what the store reflects. Replaying the
 // changelog from any such bound in order converges to the latest state per partner.
+//
+// A delete also keeps the input tombstone behind it (the storage tombstone names it), until
+// the input partition's position is committed past it: read again before that, the
+// tombstone is known as done rather than taken for one of a partner never stored.
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pipelineEvents } from '../observability/events.ts';
-import type { StoredPartner } from '../pipeline/outputs.ts';
+import type { InputIdentity, StoredPartner } from '../pipeline/outputs.ts';
 import type { PartitionRef } from '../pipeline/ports.ts';
 import { StateError } from './errors.ts';
 import { PartitionStore, type StateChange } from './partition-store.ts';
@@ -57,8 +61,8 @@ interface OpenPartition {
   restoring: boolean;
   /** Exactly-once: writes whose storage records are not committed yet, in write order. */
   staged: { offset: number; change: StateChange }[];
-  /** The newest staged write per partner: what get() answers before the store. */
-  latest: Map<string, StoredPartner | null>;
+  /** The newest staged write per partner: what get() and deletedBy() answer before the store. */
+  latest: Map<string, StateChange>;
   /** Exactly-once: a transaction of unknown outcome failed; the checkpoint stays (uncertain()). */
   uncertain: boolean;
 }
@@ -194,7 +198,19 @@ export class PartnerState {
     const open = this.#open.get(keyOf(ref));
     if (!open) return undefined;
     const staged = open.latest.get(partnerId);
-    return staged === undefined ? open.store.get(partnerId) : (staged ?? undefined);
+    return staged === undefined ? open.store.get(partnerId) : (staged.stored ?? undefined);
+  }
+
+  /**
+   * The input tombstone that deleted the partner, while its position is not committed: the
+   * same tombstone read again (after a crash, or by the partition's next owner, whose restore
+   * read it from the storage tombstone) is a redelivery, not a tombstone of an unknown partner.
+   */
+  deletedBy(ref: PartitionRef, partnerId: string): InputIdentity | undefined {
+    const open = this.#open.get(keyOf(ref));
+    if (!open) return undefined;
+    const staged = open.latest.get(partnerId);
+    return staged === undefined ? open.store.deletedBy(partnerId) : staged.deletedBy;
   }
 
   /**
@@ -215,8 +231,18 @@ export class PartnerState {
     this.#write(ref, { partnerId, stored });
   }
 
-  delete(ref: PartitionRef, partnerId: string): void {
-    this.#write(ref, { partnerId, stored: null });
+  /** `deletedBy`: the input tombstone that deleted the partner (see deletedBy()). */
+  delete(ref: PartitionRef, partnerId: string, deletedBy: InputIdentity): void {
+    this.#write(ref, { partnerId, stored: null, deletedBy });
+  }
+
+  /**
+   * The input partition's position is committed at `offset`: the deletes of tombstones below
+   * it are forgotten (they are never read again), so they stay few. Ignored for a partition
+   * not held.
+   */
+  committed(ref: PartitionRef, offset: number): void {
+    this.#open.get(keyOf(ref))?.store.forgetDeletedBefore(offset);
   }
 
   /**
@@ -253,10 +279,7 @@ export class PartnerState {
     const applied = open.staged.filter((w) => w.offset < position);
     if (applied.length === 0) return;
     open.staged = open.staged.filter((w) => w.offset >= position);
-    for (const { change } of applied) {
-      if (change.stored) open.store.set(change.partnerId, change.stored);
-      else open.store.delete(change.partnerId);
-    }
+    for (const { change } of applied) this.#store(open, change);
     // A partner's writes come in input order, so those left are its newest, if any.
     const left = new Set(open.staged.map((w) => w.change.partnerId));
     for (const { change } of applied) if (!left.has(change.partnerId)) open.latest.delete(change.partnerId);
@@ -267,9 +290,13 @@ export class PartnerState {
     if (!open) return;
     if (this.#staging?.key === keyOf(ref)) {
       open.staged.push({ offset: this.#staging.offset, change });
-      open.latest.set(change.partnerId, change.stored);
-    } else if (change.stored) open.store.set(change.partnerId, change.stored);
-    else open.store.delete(change.partnerId);
+      open.latest.set(change.partnerId, change);
+    } else this.#store(open, change);
+  }
+
+  #store(open: OpenPartition, { partnerId, stored, deletedBy }: StateChange): void {
+    if (stored) open.store.set(partnerId, stored);
+    else open.store.delete(partnerId, deletedBy);
   }
 
   /**

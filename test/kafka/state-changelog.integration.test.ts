@@ -1,16 +1,20 @@
 // The storage topic read back as the partner state's changelog, on the real broker and
-// registry: a partition larger than one fetch is read to its end, and a record that cannot
-// be decoded fails the restore.
+// registry: a partition larger than one fetch is read to its end, a record that cannot be
+// decoded fails the restore, and a storage tombstone's input tombstone is restored with it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import type { IHeaders } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { KafkaStateChangelog } from '../../src/kafka/state-changelog.ts';
+import { deleteOutputs, type OutputMessage } from '../../src/pipeline/outputs.ts';
+import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { produce } from '../support/enrichment.ts';
 import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
@@ -38,6 +42,35 @@ const partner = (i: number): PartnerRecord => ({
   taxNumbers: [],
   changedAt: 0,
 });
+
+/**
+ * A storage topic of one partition with its encoder, and a partner state on an empty
+ * directory that restores from it; `close` removes all of them.
+ */
+async function restoringFromNewTopic() {
+  const kafka = kafkaClient();
+  const topic = uniqueName('changelog');
+  subjects.push(`${topic}-value`);
+  const { cleanup } = await withTopics(kafka, [{ topic, numPartitions: 1 }]);
+  const dir = mkdtempSync(join(tmpdir(), 'changelog-restore-'));
+  const registry = { host: inject('schemaRegistryUrl') };
+  const state = new PartnerState({
+    dir,
+    changelog: new KafkaStateChangelog(kafka, new SchemaRegistry(registry), topic),
+  });
+  const close = async () => {
+    state.close();
+    rmSync(dir, { recursive: true, force: true });
+    await cleanup();
+  };
+  try {
+    const encoder = await registerTopicEncoder({ url: registry.host }, topic, 'StorageRecord');
+    return { kafka, topic, state, encoder, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
 
 describe('storage topic as the partner state changelog', () => {
   afterAll(async () => {
@@ -104,25 +137,8 @@ describe('storage topic as the partner state changelog', () => {
   }, 60_000);
 
   it('regression: a restore that met a storage record it could not decode hung silently instead of failing with STATE_RESTORE_FAILED', async () => {
-    const kafka = kafkaClient();
-    const topic = uniqueName('changelog');
-    subjects.push(`${topic}-value`);
-    const { cleanup } = await withTopics(kafka, [{ topic, numPartitions: 1 }]);
-    const dir = mkdtempSync(join(tmpdir(), 'changelog-undecodable-'));
-    const state = new PartnerState({
-      dir,
-      changelog: new KafkaStateChangelog(
-        kafka,
-        new SchemaRegistry({ host: inject('schemaRegistryUrl') }),
-        topic,
-      ),
-    });
+    const { kafka, topic, state, encoder, close } = await restoringFromNewTopic();
     try {
-      const encoder = await registerTopicEncoder(
-        { url: inject('schemaRegistryUrl') },
-        topic,
-        'StorageRecord',
-      );
       const producer = kafka.producer();
       await producer.connect();
       await producer.send({
@@ -158,9 +174,51 @@ describe('storage topic as the partner state changelog', () => {
       // The partition is not held: nothing is processed on a state not restored.
       expect(state.partitions).toEqual([]);
     } finally {
-      state.close();
-      rmSync(dir, { recursive: true, force: true });
-      await cleanup();
+      await close();
+    }
+  }, 60_000);
+
+  it('regression: a fresh directory restored from the storage topic knows which input tombstone deleted a partner (read again by the next owner after a kill, it became DELETE_UNKNOWN_PARTNER); older storage tombstones name none', async () => {
+    const { kafka, topic, state, encoder, close } = await restoringFromNewTopic();
+    try {
+      // The storage tombstone as the pipeline writes it for input tombstone partners@0:7.
+      const tombstone: PartnerWork = {
+        id: 'w-1',
+        partnerId: 'P-0',
+        kind: 'delete',
+        records: [
+          {
+            input: {
+              position: { topic: 'partners', partition: 0, offset: 7 },
+              key: Buffer.from('P-0'),
+              value: null,
+              headers: {},
+              timestamp: 1_700_000_000_000,
+            },
+          },
+        ],
+        state: 'scheduled',
+        attempts: 0,
+        epoch: 1,
+      };
+      const written = deleteOutputs(tombstone, undefined, { storageId: 's', now: Date.now }).find(
+        (m) => m.output === 'storage',
+      ) as OutputMessage;
+      await produce(kafka, topic, [
+        { key: 'P-0', value: encoder.encode(storageValue(partner(0), 0)) },
+        { key: 'P-1', value: encoder.encode(storageValue(partner(1), 1)) },
+        { key: 'P-0', value: null, headers: written.headers as IHeaders },
+        // Written before storage tombstones named their input tombstone.
+        { key: 'P-1', value: null },
+      ]);
+
+      const ref = { topic: 'partners', partition: 0 };
+      await state.restore([ref]);
+      expect(state.size).toBe(0);
+      expect(state.deletedBy(ref, 'P-0')).toEqual({ offset: 7, timestamp: 1_700_000_000_000 });
+      expect(state.deletedBy(ref, 'P-1')).toBeUndefined();
+    } finally {
+      await close();
     }
   }, 60_000);
 

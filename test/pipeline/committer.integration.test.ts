@@ -62,6 +62,7 @@ describe('the committer during a rebalance, on the real broker', () => {
       {
         // Neither is used in exactly-once mode while no ledger entry is released.
         source: {} as RecordSource,
+        state,
         runner: {} as BulkRunner,
         ledger: new BulkLedger(memoryLedgerStore()),
         observer: { committed: () => verdicts.push('committed') },
@@ -123,6 +124,7 @@ describe('the committer during a rebalance, on the real broker', () => {
     const committer = new Committer(
       {
         source: {} as RecordSource,
+        state,
         runner: {} as BulkRunner,
         ledger: new BulkLedger(memoryLedgerStore()),
         observer: {},

@@ -59,6 +59,7 @@ function transactionalCommitter(
     {
       // Neither is used in exactly-once mode before a commit succeeds.
       source: {} as RecordSource,
+      state,
       runner: {} as BulkRunner,
       ledger: new BulkLedger(memoryLedgerStore()),
       observer: {},

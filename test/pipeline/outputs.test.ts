@@ -4,8 +4,10 @@ import { describe, expect, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { PartnerEnrichError } from '../../src/errors.ts';
 import {
+  alreadyDeleted,
   alreadyWritten,
   deadLetter,
+  deletedByOf,
   deleteOutputs,
   matchChange,
   matchedOutputs,
@@ -108,6 +110,37 @@ describe('a partner stored by the earlier hash of the same content (identifiers 
     const source = { offset: 10, timestamp: 0 };
     expect(alreadyWritten(reordered(10), storedPartner('P-1', { hash: 'h1-as-sent', source }))).toBe(true);
     expect(alreadyWritten(reordered(10), storedPartner('P-1', { hash: 'h0', source }))).toBe(false);
+  });
+});
+
+describe('a tombstone read again', () => {
+  it('regression: its storage tombstone named nothing, so its delete read back from the storage topic could not be told done (a tombstone read again after a kill became DELETE_UNKNOWN_PARTNER)', () => {
+    const tombstone = work('delete', undefined, 11);
+    (tombstone.records[0] as PartnerWork['records'][number]).input.timestamp = 1_700_000_000_000;
+    const storage = deleteOutputs(tombstone, storedPartner('P-1'), context()).find(
+      (m) => m.output === 'storage',
+    ) as OutputMessage;
+    expect(storage.value).toBeNull();
+    // As kafkajs reads headers back: bytes.
+    const read = Object.fromEntries(
+      Object.entries(storage.headers ?? {}).map(([name, value]) => [name, Buffer.from(String(value))]),
+    );
+    const deletedBy = deletedByOf(read);
+    expect(deletedBy).toEqual({ offset: 11, timestamp: 1_700_000_000_000 });
+    expect(alreadyDeleted(tombstone, deletedBy)).toBe(true);
+  });
+
+  it('is told apart from a second tombstone of the partner, and from one of a recreated topic at the same offset', () => {
+    const deletedBy = { offset: 11, timestamp: 0 };
+    expect(alreadyDeleted(work('delete', undefined, 11), deletedBy)).toBe(true);
+    expect(alreadyDeleted(work('delete', undefined, 12), deletedBy)).toBe(false);
+    expect(alreadyDeleted(work('delete', undefined, 11), { offset: 11, timestamp: 5 })).toBe(false);
+    expect(alreadyDeleted(work('delete', undefined, 11), undefined)).toBe(false);
+  });
+
+  it('a storage tombstone written before the headers existed names no tombstone', () => {
+    expect(deletedByOf(undefined)).toBeUndefined();
+    expect(deletedByOf({ traceparent: Buffer.from('00-abc-def-01') })).toBeUndefined();
   });
 });
 

@@ -2,6 +2,7 @@
 // (it stands in for the storage topic, whose timing cannot be forced; the restore itself is
 // proven against the real broker in partner-state.integration.test.ts).
 import { mkdtempSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -162,6 +163,87 @@ describe('PartnerState', () => {
     await first.checkpoint(async () => {});
     return { dir, first };
   }
+
+  const tombstone = { offset: 41, timestamp: 1_700_000_000_000 };
+
+  it('regression: a delete left nothing to tell the tombstone that made it, read again, from one of a partner never stored (DELETE_UNKNOWN_PARTNER after a kill); the file keeps it across a warm restart until its position is committed', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    first.set(partition, 'P-1', storedPartner('P-1'));
+    first.delete(partition, 'P-1', tombstone);
+    expect(first.get(partition, 'P-1')).toBeUndefined();
+    expect(first.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(first.deletedBy(partition, 'NEVER-STORED')).toBeUndefined();
+    first.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    // Committed up to the tombstone: it may still be read again. Past it: never.
+    second.committed(partition, tombstone.offset);
+    expect(second.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    second.committed(partition, tombstone.offset + 1);
+    expect(second.deletedBy(partition, 'P-1')).toBeUndefined();
+    second.close();
+  });
+
+  it('regression: a fresh directory restored from the storage topic knows which tombstone deleted a partner (a partition moved, or a new disk, after a kill)', async () => {
+    const { changelog } = compactedChangelog(
+      new Map<number, StateChange>([
+        [0, change('P-1')],
+        [1, { partnerId: 'P-1', stored: null, deletedBy: tombstone }],
+        [2, change('P-2')],
+        // Written before storage tombstones named theirs.
+        [3, change('P-2', true)],
+      ]),
+      4,
+    );
+    const state = new PartnerState({ dir: stateDir(), changelog });
+    await state.restore([partition]);
+    expect(state.get(partition, 'P-1')).toBeUndefined();
+    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(state.deletedBy(partition, 'P-2')).toBeUndefined();
+    state.close();
+  });
+
+  it('exactly-once: the tombstone behind a staged delete is known at once and stored with the delete once committed', async () => {
+    const state = new PartnerState({ dir: stateDir() });
+    await state.restore([partition]);
+    state.set(partition, 'P-1', storedPartner('P-1'));
+    state.staged(partition, tombstone.offset, () => state.delete(partition, 'P-1', tombstone));
+    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    state.applyStaged(partition, tombstone.offset + 1);
+    expect(state.get(partition, 'P-1')).toBeUndefined();
+    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    state.close();
+  });
+
+  it('opens a file written before deletes were kept with its partners and checkpoint: no restore in full', async () => {
+    const dir = stateDir();
+    const old = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+    old.exec(`
+      PRAGMA user_version = 4;
+      CREATE TABLE partners (id TEXT PRIMARY KEY, state TEXT NOT NULL);
+      CREATE TABLE checkpoint (
+        one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL,
+        at INTEGER NOT NULL
+      );
+    `);
+    for (const { partnerId, stored } of firstTen().values())
+      old.prepare('INSERT INTO partners (id, state) VALUES (?, ?)').run(partnerId, JSON.stringify(stored));
+    old.prepare('INSERT INTO checkpoint VALUES (1, ?, 10, ?)').run('partners.storage', Date.now());
+    old.close();
+
+    const { changelog, reads } = compactedChangelog(history(), 20);
+    const state = new PartnerState({ dir, changelog });
+    await state.restore([partition]);
+    expect(reads).toEqual([{ from: 10, to: 20 }]);
+    expect(state.size).toBe(18);
+    state.delete(partition, 'P-4', tombstone);
+    expect(state.deletedBy(partition, 'P-4')).toEqual(tombstone);
+    state.close();
+  });
 
   it('regression: a warm restore after the storage topic dropped a tombstone brought the deleted partner back', async () => {
     const { dir, first } = await checkpointedOnNewYear();

@@ -103,7 +103,7 @@ export async function producePartners(
 export async function produce(
   kafka: Kafka,
   topic: string,
-  messages: { key: string | null; value: Buffer | null; headers?: IHeaders }[],
+  messages: { key: string | null; value: Buffer | null; headers?: IHeaders; partition?: number }[],
 ): Promise<void> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
