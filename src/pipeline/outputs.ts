@@ -361,6 +361,7 @@ export function deleteOutputs(
   previous: StoredPartner | undefined,
   context: EmitContext,
 ): OutputMessage[] {
+  const tombstone = tombstoneOf(work);
   return [
     { output: 'matches', key: work.partnerId, value: null },
     {
@@ -383,8 +384,8 @@ export function deleteOutputs(
       partition: inputPartition(work),
       value: null,
       headers: {
-        [DELETED_BY_OFFSET]: String(tombstoneOf(work).offset),
-        [DELETED_BY_TIMESTAMP]: String(tombstoneOf(work).timestamp),
+        [DELETED_BY_OFFSET]: String(tombstone.offset),
+        [DELETED_BY_TIMESTAMP]: String(tombstone.timestamp),
       },
     },
   ];

@@ -1,6 +1,7 @@
 // One input partition's partner state in its own SQLite file: the latest stored state per
-// partner, which tombstone deleted the partners deleted since the last commit, and the checkpoint (how far the storage topic, its changelog, is reflected in
-// it), written in the same transactions as the data so that the two never disagree.
+// partner, the input tombstone behind each delete not yet committed past, and the checkpoint
+// (how far the storage topic, its changelog, is reflected in it), written in the same
+// transactions as the data so that the two never disagree.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { InputIdentity, StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from './errors.ts';
@@ -154,8 +155,8 @@ export class PartitionStore {
 
   /**
    * The input partition's position is committed at `offset`: its tombstones below it are
-   * never read again (but by an operator's reset), so what they deleted is forgotten, and
-   * the table holds only the deletes of about one commit interval.
+   * not read again (unless an operator resets the group's offsets), so what they deleted is
+   * forgotten, and the table holds only the deletes of about one commit interval.
    */
   forgetDeletedBefore(offset: number): void {
     this.#joinBatch();
