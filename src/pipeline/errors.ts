@@ -49,9 +49,17 @@ export const isServiceFault = (error: PartnerEnrichError): boolean => SERVICE_FA
 
 /**
  * Failures no record is to blame for and that waiting does not cure: the pipeline's own state
- * cannot be written (or its topic was deleted), or the schema registry refuses the
- * credentials. The process stops (never a dead letter), for its supervisor to restart it.
+ * cannot be written (or its topic was deleted), or the schema registry or the reference data
+ * service refuses the credentials. The process stops (never a dead letter), for its supervisor
+ * to restart it. A refused API key dead-lettered every record instead, each after its quota
+ * unit was consumed; stopped, the records are read again after the fix, and their ledger
+ * intent, marked paid, spares them a second consume.
  */
-const FATAL = new Set(['STATE_WRITE_FAILED', 'TOPIC_MISSING', 'SCHEMA_REGISTRY_AUTH_FAILED']);
+const FATAL = new Set([
+  'STATE_WRITE_FAILED',
+  'TOPIC_MISSING',
+  'SCHEMA_REGISTRY_AUTH_FAILED',
+  'REFDATA_AUTH_FAILED',
+]);
 
 export const isFatal = (error: PartnerEnrichError): boolean => FATAL.has(error.code);

@@ -255,6 +255,44 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
   });
 
+  it('regression: an API key the service refuses stops run (exit 1, /healthz 503), nothing dead-lettered; restarted with the right key, the records are looked up on the quota already consumed (it dead-lettered every record, each a quota unit without a lookup, and stayed healthy)', async () => {
+    const stats = async () => {
+      const { quotaConsumed, bulkTasks } = (await (await fetch(`${sandbox.url}/admin/stats`)).json()) as {
+        quotaConsumed: number;
+        bulkTasks: number;
+      };
+      return { quotaConsumed, bulkTasks };
+    };
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const groupId = uniqueName('group');
+    const revokedKey = 'revoked-api-key-7c1d';
+    const refused = run({
+      ...cliEnv(sandbox.url, topics, groupId),
+      PARTNER_ENRICH_REFDATA__API_KEY: revokedKey,
+    });
+    const base = await operationsUrl(refused);
+    await readyWithin(base, 60_000);
+    const before = await stats();
+    await producePartners(kafka, schemaRegistry(), topics.input, partners);
+
+    await exitsFailing(refused, base, 30_000, 'HTTP 403');
+    expect(refused.logs()).toContain('REFDATA_AUTH_FAILED');
+    expect(refused.logs()).not.toContain(revokedKey);
+    expect(await readAll(kafka, topics.deadLetters)).toEqual([]);
+
+    const restarted = run(cliEnv(sandbox.url, topics, groupId));
+    await allCommittedOf(kafka, groupId, topics.input);
+    const keys = (await readAll(kafka, topics.matches)).map((m) => m.key?.toString());
+    expect(new Set(keys).size).toBe(partners.length);
+    const after = await stats();
+    // Every partner looked up once, its quota unit consumed once: under the refused key.
+    expect(after.bulkTasks - before.bulkTasks).toBe(partners.length);
+    expect(after.quotaConsumed - before.quotaConsumed).toBe(partners.length);
+    restarted.child.kill('SIGTERM');
+    expect(await exitWithin(restarted, 30_000)).toBe(0);
+  });
+
   it('regression: a state.dir that cannot be created fails the start with STATE_DIR_UNUSABLE, exit 2 (it was an unexpected failure with a stack, exit 1)', async () => {
     const parent = mkdtempSync(join(tmpdir(), 'state-parent-'));
     cleanups.push(async () => rmSync(parent, { recursive: true, force: true }));
