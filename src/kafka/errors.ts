@@ -8,10 +8,11 @@ export const SINK_ERROR_CODES = [
   'OUTPUT_TOO_LARGE',
   /**
    * The broker refused a record batch as larger than its topic accepts, though each batch was
-   * cut to the max.message.bytes read at start: the topic's limit (or the broker's
-   * message.max.bytes) was lowered since. Fatal (exactly-once too: the transaction is aborted):
-   * `run` exits 1, the restart reads the current limits and dead-letters what can no longer fit
-   * (OUTPUT_TOO_LARGE); nothing is committed. details: limits (those read at start).
+   * cut to the max.message.bytes last read (at start, then every 15 s): the topic's limit (or the
+   * broker's message.max.bytes) was lowered since, or after its messages were checked. Fatal
+   * (exactly-once too: the transaction is aborted): `run` exits 1, the restart reads the current
+   * limits and dead-letters what can no longer fit (OUTPUT_TOO_LARGE); nothing is committed.
+   * details: limits (those last read).
    */
   'OUTPUT_REFUSED_AS_TOO_LARGE',
   /**
@@ -129,7 +130,7 @@ const TOO_LARGE = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE']);
 
 /**
  * OUTPUT_REFUSED_AS_TOO_LARGE when `error` is the broker's refusal of a batch cut to the
- * limits read at start (`limit`), for a request that carried `topics`; undefined otherwise.
+ * limits last read (`limit`), for a request that carried `topics`; undefined otherwise.
  */
 export function refusedAsTooLarge(
   error: unknown,
@@ -142,7 +143,7 @@ export function refusedAsTooLarge(
   return new SinkError(
     'OUTPUT_REFUSED_AS_TOO_LARGE',
     `the broker refused a record batch as too large for ${names.join(', ')}: max.message.bytes ` +
-      `was lowered below the limits read at start (${JSON.stringify(limits)}); a restart reads them again`,
+      `was lowered below the limits last read (${JSON.stringify(limits)}); a restart reads them again`,
     { cause: error, details: { limits } },
   );
 }

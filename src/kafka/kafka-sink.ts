@@ -4,21 +4,31 @@
 //
 // The broker refuses a record batch larger than the topic's max.message.bytes, and such
 // a refusal is fatal: the restart would build the same batch again. So each request
-// carries at most that many bytes per topic (learned at connect), requests go one after
-// another so that the idempotent producer keeps each key's order across them, and a
-// message that could never fit is rejected alone, before anything is sent. A limit lowered
-// while running makes the broker refuse a batch: fatal, the restart reads the limits again.
+// carries at most that many bytes per topic (read at connect, and again every
+// WATCH_EVERY_MS = 15 s while connected), requests go one after another so that the
+// idempotent producer keeps each key's order across them, and a message that could never
+// fit is rejected alone, before anything is sent. A limit raised while running counts
+// within about 15 s (a dead letter OUTPUT_TOO_LARGE replayed after that is written); one
+// lowered counts as soon: later batches are cut to it and a message over it is rejected
+// alone. Only a batch the broker refuses before the next read saw the lowered limit (or
+// built of messages checked before it) is fatal; the restart reads the limits again.
 // An output topic deleted while running fails the sink for good (TOPIC_MISSING, topic-watch.ts),
 // and so does one deleted and made anew, at its first write (TOPIC_RECREATED).
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, { type Kafka, type Message, type Producer, type RecordMetadata } from 'kafkajs';
+import kafkajs, {
+  type Kafka,
+  type Message,
+  type Producer,
+  type RecordMetadata,
+  type RetryOptions,
+} from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
-import { isTopicLost, TopicWatch } from './topic-watch.ts';
+import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
 
 export interface KafkaSinkOptions {
   topics: Record<OutputName, string>;
@@ -29,6 +39,8 @@ export interface KafkaSinkOptions {
   maxBatchMessages?: number;
   /** Record batch limit for every output topic instead of their max.message.bytes; for tests. */
   maxMessageBytes?: number;
+  /** How often the topics' max.message.bytes is read again while connected; for tests. */
+  limitsEveryMs?: number;
 }
 
 /** An output as it goes on the wire, its size checked against its topic's limit. */
@@ -54,9 +66,14 @@ export class KafkaSink implements OutputSink {
   readonly #kafka: Kafka;
   readonly #producer: Producer;
   readonly #options: KafkaSinkOptions;
-  /** Record batch limit (max.message.bytes) per output topic. */
+  /** Record batch limit (max.message.bytes) per output topic, as last read. */
   #limits = new Map<string, number>();
   #smallestLimit: number | undefined;
+  /** The next read of the limits, armed while connected. */
+  #limitsTimer: NodeJS.Timeout | undefined;
+  /** A read of the limits under way: close() waits for it, so that no admin client is left behind. */
+  #limitsRead: Promise<void> | undefined;
+  #closed = false;
   #pending: Pending[] = [];
   #unsent = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -82,12 +99,39 @@ export class KafkaSink implements OutputSink {
   async connect(): Promise<void> {
     const topics = [...new Set(Object.values(this.#options.topics))];
     const { maxMessageBytes } = this.#options;
-    this.#limits =
+    this.#setLimits(
       maxMessageBytes === undefined
         ? await topicLimits(this.#kafka, topics)
-        : new Map(topics.map((topic) => [topic, maxMessageBytes]));
-    this.#smallestLimit = Math.min(...this.#limits.values());
+        : new Map(topics.map((topic) => [topic, maxMessageBytes])),
+    );
     await this.#producer.connect();
+    if (maxMessageBytes === undefined) this.#readLimitsLater(topics);
+  }
+
+  #setLimits(limits: Map<string, number>): void {
+    this.#limits = limits;
+    this.#smallestLimit = Math.min(...limits.values());
+  }
+
+  /**
+   * Reads the limits again in `limitsEveryMs`, and so on until closed: one describeConfigs
+   * request a period. The answer replaces the limits at once, between two messages' checks;
+   * meanwhile the old ones serve, so no check and no write waits for it. A read that fails
+   * (no broker answering within its short retry, a topic deleted: topic-watch.ts reports that)
+   * keeps the old limits until the next one.
+   */
+  #readLimitsLater(topics: string[]): void {
+    this.#limitsTimer = setTimeout(() => {
+      this.#limitsRead = topicLimits(this.#kafka, topics, { retries: 1, initialRetryTime: 100 })
+        .then(
+          (limits) => this.#setLimits(limits),
+          () => {},
+        )
+        .finally(() => {
+          this.#limitsRead = undefined;
+          if (!this.#closed) this.#readLimitsLater(topics);
+        });
+    }, this.#options.limitsEveryMs ?? WATCH_EVERY_MS).unref();
   }
 
   send(messages: OutputMessage[]): Promise<void> {
@@ -152,7 +196,7 @@ export class KafkaSink implements OutputSink {
     return this.#smallestLimit;
   }
 
-  /** The topic's record batch limit (max.message.bytes), known once connected. */
+  /** The topic's record batch limit (max.message.bytes) as last read, known once connected. */
   limit(topic: string): number {
     const limit = this.#limits.get(topic);
     if (limit === undefined) throw new Error('KafkaSink.send() before connect()');
@@ -201,8 +245,8 @@ export class KafkaSink implements OutputSink {
         // A refusal as too large is not retried here: kafkajs has taken back the sequence
         // numbers of the whole request, also of partitions whose batches the broker appended,
         // and a request built again under the new limits could be taken for those (dropped as
-        // a duplicate) or refused as out of order. The restart reads the limits again and
-        // finds what was written (the storage record).
+        // a duplicate) or refused as out of order. The restart reads the limits and finds
+        // what was written (the storage record).
         const failure =
           refusedAsTooLarge(
             error,
@@ -259,6 +303,9 @@ export class KafkaSink implements OutputSink {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#limitsTimer);
+    await this.#limitsRead;
     this.#flush();
     while (this.#sending) await this.#sending;
     await this.#producer.disconnect();
@@ -276,8 +323,12 @@ function settle(pending: Pending, error?: Error): void {
  * Each topic's max.message.bytes, which is the broker's message.max.bytes unless the
  * topic overrides it.
  */
-async function topicLimits(kafka: Kafka, topics: string[]): Promise<Map<string, number>> {
-  const admin = kafka.admin();
+async function topicLimits(
+  kafka: Kafka,
+  topics: string[],
+  retry?: RetryOptions,
+): Promise<Map<string, number>> {
+  const admin = kafka.admin(retry ? { retry } : {});
   await admin.connect();
   try {
     const { resources } = await admin.describeConfigs({

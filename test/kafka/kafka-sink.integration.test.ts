@@ -1,7 +1,8 @@
 // The Kafka sink against the real broker, on output topics that accept at most 64 KiB per
 // record batch (max.message.bytes): batches are split under the limit, a message that can
 // never fit fails alone, and each key's order survives the split.
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import { Kafka, logLevel, type AdminConfig, type KafkaMessage } from 'kafkajs';
+import { freePort } from '../../deploy/local/processes.ts';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
@@ -15,7 +16,7 @@ import {
 } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { readAll } from '../support/enrichment.ts';
-import { kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
+import { eventually, kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
 const LIMIT = 64 * 1024;
@@ -28,6 +29,7 @@ afterEach(async () => {
 interface Outputs {
   kafka: Kafka;
   topics: Record<OutputName, string>;
+  encoders: KafkaSinkOptions['encoders'];
   sink(options?: Partial<KafkaSinkOptions>): Promise<KafkaSink>;
 }
 
@@ -59,11 +61,13 @@ async function outputs(): Promise<Outputs> {
     await cleanup();
     for (const t of [topics.matches, topics.events, topics.storage]) await deleteSubject(`${t}-value`);
   });
+  const encoders = { matches, events, storage };
   return {
     kafka,
     topics,
+    encoders,
     async sink(options = {}) {
-      const sink = new KafkaSink(kafka, { topics, encoders: { matches, events, storage }, ...options });
+      const sink = new KafkaSink(kafka, { topics, encoders, ...options });
       await sink.connect();
       cleanups.unshift(() => sink.close());
       return sink;
@@ -80,6 +84,17 @@ const deadLetter = (key: string, label: string, bytes: number): OutputMessage =>
 });
 
 const label = (message: KafkaMessage): string => (message.value?.toString() ?? '').split('|')[0] as string;
+
+/** Whether the sink's check takes `message` (it throws OUTPUT_TOO_LARGE for one over its topic's limit). */
+function fits(sink: KafkaSink, message: OutputMessage): boolean {
+  try {
+    sink.check([message]);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'OUTPUT_TOO_LARGE') return false;
+    throw error;
+  }
+}
 
 /** The messages of one finished lookup (MatchResult, Created event, storage record), built as the pipeline builds them. */
 function matchMessages(partnerId: string): OutputMessage[] {
@@ -247,6 +262,74 @@ describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
       details: { limit: 16 * 1024 },
     });
     expect(await readAll(out.kafka, out.topics.deadLetters)).toEqual([]);
+  });
+
+  it("regression: a topic's limit raised while running was not seen until a restart (an OUTPUT_TOO_LARGE replayed was refused again): it is written once the sink read the limits again", async () => {
+    const out = await outputs();
+    await setTopicLimit(out.kafka, out.topics.deadLetters, 16 * 1024);
+    const sink = await out.sink({ limitsEveryMs: 200 });
+    const letter = deadLetter('P-1', 'mid', 20_000);
+    await expect(sink.send([letter])).rejects.toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      details: { limit: 16 * 1024 },
+    });
+    await setTopicLimit(out.kafka, out.topics.deadLetters, LIMIT);
+    // The output writer's check before a lookup is paid: it takes the letter once the limit is read.
+    await eventually(() => fits(sink, letter), 10_000, 'the letter taken under the raised limit');
+    expect(sink.smallestLimit()).toBe(LIMIT);
+    await sink.send([letter]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['mid']);
+  });
+
+  it("regression: a topic's limit lowered while running made the broker refuse the next batch (fatal): once read again, batches are cut to it and a message over it is OUTPUT_TOO_LARGE alone", async () => {
+    const out = await outputs();
+    const sink = await out.sink({ limitsEveryMs: 200 });
+    await setTopicLimit(out.kafka, out.topics.deadLetters, 16 * 1024);
+    const mid = deadLetter('P-1', 'mid', 20_000);
+    await eventually(() => !fits(sink, mid), 10_000, 'the letter refused under the lowered limit');
+    const [over, under] = await Promise.allSettled([
+      sink.send([mid]),
+      sink.send(['a', 'b', 'c'].map((l) => deadLetter('P-2', l, 10_000))),
+    ]);
+    expect(over).toMatchObject({
+      status: 'rejected',
+      reason: { code: 'OUTPUT_TOO_LARGE', details: { limit: 16 * 1024 } },
+    });
+    expect(under.status).toBe('fulfilled');
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('keeps the limits it has while a read of them fails (no broker answering), and takes the next one read', async () => {
+    const out = await outputs();
+    // The sink's producer writes to the broker; its reads of the limits go nowhere while `away`.
+    const nowhere = new Kafka({
+      brokers: [`127.0.0.1:${await freePort()}`],
+      logLevel: logLevel.NOTHING,
+      // Refused at once instead of after the client's retries (about 8 s a read).
+      retry: { retries: 0 },
+    });
+    let away = false;
+    let readsAway = 0;
+    const kafka: Kafka = Object.create(out.kafka, {
+      admin: {
+        value: (config?: AdminConfig) => {
+          if (!away) return out.kafka.admin(config);
+          readsAway += 1;
+          return nowhere.admin(config);
+        },
+      },
+    });
+    const sink = new KafkaSink(kafka, { topics: out.topics, encoders: out.encoders, limitsEveryMs: 100 });
+    await sink.connect();
+    cleanups.unshift(() => sink.close());
+    away = true;
+    await setTopicLimit(out.kafka, out.topics.deadLetters, 16 * 1024);
+    await eventually(() => readsAway >= 3, 20_000, 'three reads while no broker answers');
+    expect(sink.limit(out.topics.deadLetters)).toBe(LIMIT);
+    await sink.send([deadLetter('P-1', 'small', 1_000)]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['small']);
+    away = false;
+    await eventually(() => sink.limit(out.topics.deadLetters) === 16 * 1024, 10_000, 'the limit read again');
   });
 
   it('takes an explicit record batch limit instead of the topics own (maxMessageBytes)', async () => {

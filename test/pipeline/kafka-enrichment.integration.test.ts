@@ -3,6 +3,7 @@
 import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKafkaEnrichment } from '../../src/cli/enrichment.ts';
+import { WATCH_EVERY_MS } from '../../src/kafka/topic-watch.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
@@ -360,6 +361,45 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
       expect(committed).toEqual(end);
     },
   );
+
+  it("regression: a storage topic's limit raised while `run` runs was not seen until a restart (the dead letter OUTPUT_TOO_LARGE replayed was dead-lettered again): within WATCH_EVERY_MS the replay is looked up and stored", async () => {
+    const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
+    const topics = testTopics('raised');
+    const dropTopics = await createTopicsFor(kafka, topics);
+    cleanups.push(
+      dropTopics,
+      () => sandbox.close(),
+      async () => {
+        for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+          await deleteSubject(`${t}-value`);
+      },
+    );
+    await setTopicLimit(kafka, topics.storage, STORAGE_LIMIT);
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    const large = await encode({ ...valid(5), sourceSystem: 'S'.repeat(80_000) });
+    await produce(kafka, topics.input, [{ key: 'BAD-5', value: large }]);
+
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(testConfig(sandbox.url, topics), summary);
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, 1);
+    const [letter] = await readAll(kafka, topics.deadLetters);
+    expect(letter?.headers?.['pe.error.code']?.toString()).toBe('OUTPUT_TOO_LARGE');
+
+    await setTopicLimit(kafka, topics.storage, 1024 * 1024);
+    // The next read of the limits comes within the period (plus the read, milliseconds).
+    await new Promise((resolve) => setTimeout(resolve, WATCH_EVERY_MS + 1_000));
+    // What `dlq replay` publishes: the dead letter's key and bytes.
+    await produce(kafka, topics.input, [{ key: 'BAD-5', value: letter?.value as Buffer }]);
+    await waitForFinished(() => summary.finished, 2);
+    await enrichment.stop(10_000);
+
+    expect(await readAll(kafka, topics.deadLetters)).toHaveLength(1);
+    const results = await readAll(kafka, topics.matches);
+    const matched = await Promise.all(results.map((m) => schemaRegistry().decode(m.value as Buffer)));
+    expect(matched.map((r) => r.partnerId)).toEqual(['BAD-5']);
+    expect(sandbox.state.stats.snapshot().bulkTasks).toBe(1);
+  });
 });
 
 describe('partner-enrich run on Kafka with a dead-letter topic smaller than some input records', () => {
