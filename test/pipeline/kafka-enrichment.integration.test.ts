@@ -310,22 +310,28 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
+  /** A sandbox, and the pipeline's topics with the storage topic at STORAGE_LIMIT. */
+  async function smallStorage(prefix: string) {
+    const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
+    const topics = testTopics(prefix);
+    const dropTopics = await createTopicsFor(kafka, topics);
+    cleanups.push(
+      dropTopics,
+      () => sandbox.close(),
+      async () => {
+        for (const t of [topics.input, topics.matches, topics.events, topics.storage])
+          await deleteSubject(`${t}-value`);
+      },
+    );
+    await setTopicLimit(kafka, topics.storage, STORAGE_LIMIT);
+    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    return { sandbox, topics, encode };
+  }
+
   it.each(['at-least-once', 'exactly-once'] as const)(
     'regression (%s): a record whose storage record can never fit is dead-lettered before its lookup, no task paid for it',
     async (delivery) => {
-      const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
-      const topics = testTopics('oversize');
-      const dropTopics = await createTopicsFor(kafka, topics);
-      cleanups.push(
-        dropTopics,
-        () => sandbox.close(),
-        async () => {
-          for (const t of [topics.input, topics.matches, topics.events, topics.storage])
-            await deleteSubject(`${t}-value`);
-        },
-      );
-      await setTopicLimit(kafka, topics.storage, STORAGE_LIMIT);
-      const encode = await partnerEncoder(schemaRegistry(), topics.input);
+      const { sandbox, topics, encode } = await smallStorage('oversize');
       const partners = [
         ...[1, 2, 3].map((i) => valid(i)),
         { ...valid(4), sourceSystem: 'S'.repeat(40_000) },
@@ -363,19 +369,7 @@ describe('partner-enrich run on Kafka with a storage topic smaller than some par
   );
 
   it("regression: a storage topic's limit raised while `run` runs was not seen until a restart (the dead letter OUTPUT_TOO_LARGE replayed was dead-lettered again): within WATCH_EVERY_MS the replay is looked up and stored", async () => {
-    const sandbox = await startSandbox({ port: 0, orgs: 200, seed: SEED });
-    const topics = testTopics('raised');
-    const dropTopics = await createTopicsFor(kafka, topics);
-    cleanups.push(
-      dropTopics,
-      () => sandbox.close(),
-      async () => {
-        for (const t of [topics.input, topics.matches, topics.events, topics.storage])
-          await deleteSubject(`${t}-value`);
-      },
-    );
-    await setTopicLimit(kafka, topics.storage, STORAGE_LIMIT);
-    const encode = await partnerEncoder(schemaRegistry(), topics.input);
+    const { sandbox, topics, encode } = await smallStorage('raised');
     const large = await encode({ ...valid(5), sourceSystem: 'S'.repeat(80_000) });
     await produce(kafka, topics.input, [{ key: 'BAD-5', value: large }]);
 
