@@ -6,21 +6,24 @@ import type { PipelineObserver } from '../pipeline/ports.ts';
 /**
  * Logs events that come per record once per kind and turn of the event loop, with their
  * count: a bulk that fails retries or dead-letters each of its records in one turn, which
- * was one line per record (500 lines for one failed bulk).
+ * was one line per record (500 lines for one failed bulk), and a restart adopting the
+ * intents of the records in flight at a kill one line per partner (300 for 300).
  */
-function perTurn(log: (fields: Record<string, unknown>) => void): (fields: Record<string, unknown>) => void {
+function perTurn(
+  log: (fields: Record<string, unknown>) => void,
+): (fields: Record<string, unknown>, records?: number) => void {
   const counts = new Map<string, { fields: Record<string, unknown>; records: number }>();
   const flush = () => {
     for (const { fields, records } of counts.values()) log({ ...fields, records });
     counts.clear();
   };
-  return (fields) => {
+  return (fields, records = 1) => {
     const key = JSON.stringify(fields);
     const seen = counts.get(key);
-    if (seen) seen.records += 1;
+    if (seen) seen.records += records;
     else {
       if (counts.size === 0) setImmediate(flush);
-      counts.set(key, { fields, records: 1 });
+      counts.set(key, { fields, records });
     }
   };
 }
@@ -28,6 +31,9 @@ function perTurn(log: (fields: Record<string, unknown>) => void): (fields: Recor
 export function logObserver(logger: Logger): PipelineObserver {
   const deadLettered = perTurn((fields) => logger.warn(fields, 'records dead-lettered'));
   const retried = perTurn((fields) => logger.info(fields, 'lookups retried'));
+  const adopted = perTurn((fields) =>
+    logger.warn(fields, 'a submission intent outlived its lease: looked up under the quota it spent'),
+  );
   return {
     intakePaused: (reason) =>
       logger.warn(
@@ -41,8 +47,7 @@ export function logObserver(logger: Logger): PipelineObserver {
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
     committed: (positions) => logger.debug({ positions }, 'committed'),
     commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
-    intentAdopted: (records) =>
-      logger.warn({ records }, 'a submission intent outlived its lease: looked up under the quota it spent'),
+    intentAdopted: (records) => adopted({}, records),
     bulkGone: (records) =>
       logger.warn(
         { records },

@@ -38,4 +38,13 @@ describe('logObserver', () => {
       { stage: 'lookup', code: 'TASK_FAILED', records: 1 },
     ]);
   });
+
+  it('regression: a restart adopting 300 submission intents logged 300 warnings, one per partner', async () => {
+    const { lines, observer } = capture();
+    for (let i = 0; i < 300; i += 1) observer.intentAdopted?.(1);
+    observer.intentAdopted?.(2);
+    await nextTurn();
+    const adopted = lines().filter((line) => line.msg.startsWith('a submission intent outlived its lease'));
+    expect(adopted).toEqual([expect.objectContaining({ level: 40, records: 302 })]);
+  });
 });
