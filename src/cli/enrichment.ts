@@ -36,6 +36,7 @@ import type { RerunJobStore } from '../rerun/rerun-job.ts';
 import { RequestLimiter } from '../quota/request-limiter.ts';
 import { usageQuotaCheck } from '../quota/usage-quota-check.ts';
 import { RefDataClient, retryChannel } from '../refdata/index.ts';
+import { isPartnerEnrichError } from '../errors.ts';
 import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
 import { PartnerState } from '../state/partner-state.ts';
 import { reapStateDirs } from '../state/state-dir-lock.ts';
@@ -193,10 +194,10 @@ export interface Enrichment {
 function assemble(
   config: Config,
   ends: Ends,
+  client: RefDataClient,
   observer: PipelineObserver,
   pipelineRef: { current?: Pipeline },
 ) {
-  const client = createRefDataClient(config.refdata, config.retry);
   const limiter = new RequestLimiter(config.rateLimit);
   const onRetry = (message: unknown) => {
     const { status, delayMs } = message as { status?: number; delayMs: number };
@@ -267,10 +268,11 @@ function assemble(
 function enrichment(
   config: Config,
   ends: Ends,
+  client: RefDataClient,
   observer: PipelineObserver,
   closeExtra: () => Promise<void>,
 ): Enrichment {
-  const { pipeline, limiter, rerunQuota, unsubscribe } = assemble(config, ends, observer, {});
+  const { pipeline, limiter, rerunQuota, unsubscribe } = assemble(config, ends, client, observer, {});
   const reruns = ends.reruns
     ? new RerunExecutor({
         host: pipeline,
@@ -306,6 +308,29 @@ function enrichment(
   };
 }
 
+/**
+ * The client, its credentials tried before any record is read: client credentials the token
+ * issuer refuses fail the start (REFDATA_AUTH_FAILED, exit 2). Found at the first lookup
+ * instead, the replica was ready until a record came, and each record's quota unit was
+ * consumed before its lookup was refused. Resolves with the refusal, never rejects: asked
+ * while the rest starts, the answer is awaited at the end. Anything else (the issuer away) is
+ * ridden out later as any service fault is.
+ */
+function checkedRefDataClient(config: Config): { client: RefDataClient; refusal: Promise<unknown> } {
+  const client = createRefDataClient(config.refdata, config.retry);
+  const refusal = client.authenticate().then(
+    () => undefined,
+    (error: unknown) =>
+      isPartnerEnrichError(error) && error.code === 'REFDATA_AUTH_FAILED' ? error : undefined,
+  );
+  return { client, refusal };
+}
+
+async function throwRefusal(refusal: Promise<unknown>): Promise<void> {
+  const error = await refusal;
+  if (error) throw error;
+}
+
 /** Files at both ends: NDJSON PartnerRecords in, NDJSON outputs in a folder. */
 /**
  * `files.input`, else the example input that comes with partner-enrich: found from this module,
@@ -316,6 +341,7 @@ export const inputFile = (files: Config['files']): string =>
   files.input ?? fileURLToPath(new URL('../../examples/partners.ndjson', import.meta.url));
 
 export async function createFileEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
+  const { client, refusal } = checkedRefDataClient(config);
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;
   const decoder = mapping ? mapping.decoder : jsonPartnerDecoder();
   const ledger = new BulkLedger(memoryLedgerStore());
@@ -324,6 +350,7 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
   const input = inputFile(config.files);
   // Before anything is truncated or removed: the input may be a file of the output directory.
   await checkInputNotOutput(input, config.files.outputDir, [stateDir]);
+  await throwRefusal(refusal);
   // Made first: an output directory that cannot be is reported as such, not by the state's removal.
   const sink = await NdjsonSink.create(config.files.outputDir);
   await rm(stateDir, { recursive: true, force: true });
@@ -334,7 +361,7 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
     ledger,
     state: new PartnerState({ dir: stateDir }),
   };
-  return enrichment(config, ends, observer, async () => {});
+  return enrichment(config, ends, client, observer, async () => {});
 }
 
 const PRIVATE_STATE_PREFIX = 'partner-enrich-state-';
@@ -354,6 +381,7 @@ export async function createKafkaEnrichment(
   log?: KafkaLog,
 ): Promise<Enrichment> {
   const kafka = await reachableKafka(config, log);
+  const { client, refusal } = checkedRefDataClient(config);
   const registry = createSchemaRegistry(config.schemaRegistry);
   const { topics } = config;
   // What is open so far, closed (last first) when a later step fails: a failed start must
@@ -429,9 +457,10 @@ export async function createKafkaEnrichment(
     state,
     reruns: { jobs: rerunJobs, inputTopic: topics.input, partitionCount },
   };
+  await orClose(() => throwRefusal(refusal));
   let stopWatching = () => {};
   const built = await orClose(() =>
-    enrichment(config, ends, observer, async () => {
+    enrichment(config, ends, client, observer, async () => {
       stopWatching();
       await unfollow();
       await ledgerStore.close();

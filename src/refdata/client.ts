@@ -18,6 +18,7 @@ type OperationMethods = {
 
 export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
   readonly #executor: RequestExecutor;
+  readonly #tokens: ClientCredentialsTokenProvider | undefined;
 
   constructor(clientOptions: RefDataClientOptions) {
     const options = resolveClientOptions(clientOptions);
@@ -29,7 +30,7 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
       basic?.password,
       basic && basicCredentials(basic.username, basic.password),
     ]);
-    const tokens =
+    this.#tokens =
       client &&
       new ClientCredentialsTokenProvider({
         requestToken: () => this.requestToken(),
@@ -41,7 +42,7 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
       options,
       document: loadReferenceDataDocument,
       validator: getRequestValidator,
-      authenticator: new Authenticator(options.credentials, tokens),
+      authenticator: new Authenticator(options.credentials, this.#tokens),
       redactor,
     });
   }
@@ -53,6 +54,15 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
     return this.#executor.execute(operationId, input as RequestParts | undefined, options) as Promise<
       ResponseBody<Op>
     >;
+  }
+
+  /**
+   * With client credentials, the bearer token now rather than at the first request: a secret
+   * the issuer refuses (REFDATA_AUTH_FAILED) is known before any work, and the token is kept
+   * for the requests that follow. An API key has no request that would check it for nothing.
+   */
+  async authenticate(): Promise<void> {
+    await this.#tokens?.getToken();
   }
 
   /** A new token from the issuer, bypassing the cache (the client caches and refreshes on its own). */

@@ -13,7 +13,7 @@ import { freePort } from '../../deploy/local/processes.ts';
 import { createPipelineTopics } from '../../src/kafka/topics.ts';
 import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { SANDBOX_DEFAULTS, startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv } from '../support/cli.ts';
@@ -291,6 +291,33 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(after.quotaConsumed - before.quotaConsumed).toBe(partners.length);
     restarted.child.kill('SIGTERM');
     expect(await exitWithin(restarted, 30_000)).toBe(0);
+  });
+
+  it('regression: a client secret the token issuer refuses left run ready until the first record, whose quota unit was consumed before its lookup was refused; the start fails (REFDATA_AUTH_FAILED, exit 2), nothing consumed', async () => {
+    const quotaConsumed = async () =>
+      ((await (await fetch(`${sandbox.url}/admin/stats`)).json()) as { quotaConsumed: number }).quotaConsumed;
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const oauth = (secret: string) => ({
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_REFDATA__AUTH: 'oauth',
+      PARTNER_ENRICH_REFDATA__CLIENT_ID: SANDBOX_DEFAULTS.clientId,
+      PARTNER_ENRICH_REFDATA__CLIENT_SECRET: secret,
+    });
+    const before = await quotaConsumed();
+    const wrongSecret = 'rotated-away-secret-5b8e';
+    const refused = run(oauth(wrongSecret));
+    const code = await exitWithin(refused, 60_000);
+    expect(code, refused.logs()).toBe(2);
+    expect(refused.logs()).toContain('partner-enrich: REFDATA_AUTH_FAILED');
+    expect(refused.logs()).not.toContain(wrongSecret);
+    expect(await quotaConsumed()).toBe(before);
+
+    // The secret the issuer knows starts as before.
+    const accepted = run(oauth(SANDBOX_DEFAULTS.clientSecret));
+    await readyWithin(await operationsUrl(accepted), 60_000);
+    accepted.child.kill('SIGTERM');
+    expect(await exitWithin(accepted, 30_000)).toBe(0);
   });
 
   it('regression: a state.dir that cannot be created fails the start with STATE_DIR_UNUSABLE, exit 2 (it was an unexpected failure with a stack, exit 1)', async () => {
