@@ -12,9 +12,14 @@ export function registerConfigCheck(program: Command): void {
     .command('check')
     .description(
       'validate the configuration (file, environment, defaults) and print it with secrets redacted; ' +
-        'with --quota, also read the quota window from the service and warn when a bulk can never fit in it',
+        'with --quota, also read the quota window from the service and warn when a bulk can never fit in it. ' +
+        'Exits 0 for a valid configuration, 2 (CONFIG_INVALID, CONFIG_FILE_UNREADABLE...) otherwise; ' +
+        'the quota line is advice: a window that cannot be read or is too small for a bulk is said, not an exit code',
     )
-    .option('--quota', 'read the quota window from the service usage API')
+    .option(
+      '--quota',
+      'read the quota window from the service usage API (a warning on stderr, exit code unchanged)',
+    )
     .action(async (options: { quota?: boolean }, command: Command) => {
       const checked = commandConfig(command);
       console.log(describeConfig(checked));
