@@ -6,7 +6,7 @@ import { decimalNumber } from './decimal.ts';
 import { CONFIG_FILE_ENV_VAR } from './env.ts';
 import { ConfigError } from './errors.ts';
 import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
-import { configProblems, describeProblems } from './problems.ts';
+import { configProblems, describeProblems, formatPath } from './problems.ts';
 import { findRenamedOptions } from './renamed.ts';
 import { configSchema, type Config, type ConfigInput } from './schema.ts';
 import { missingCredentials } from './sections/refdata.ts';
@@ -77,8 +77,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     ...(options.serviceCredentials === false ? [] : missingCredentials(merged['refdata'])),
   ];
   if (!result.success || issues.length > 0) {
-    const sourceOf = (path: readonly PropertyKey[]) =>
+    const originOf = (path: readonly PropertyKey[]) =>
       layers.findLast((layer) => layer.originOf(path) !== undefined)?.originOf(path);
+    // An option missing from a nested section (kafka.sasl.username) was set by nobody: the
+    // section exists because a source set another of its options, which is what to fix.
+    const sourceOf = (path: readonly PropertyKey[]) => {
+      const own = originOf(path);
+      if (own !== undefined || path.length < 3) return own;
+      const section = path.slice(0, -1);
+      const setter = originOf(section);
+      return setter && `${setter}, which set ${formatPath(section)}`;
+    };
     const problems = configProblems(issues, sourceOf);
     const count = `${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}`;
     throw new ConfigError(

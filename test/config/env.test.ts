@@ -116,6 +116,19 @@ describe('environment variables', () => {
     );
   });
 
+  it('regression: a section set by one variable named no source for the options it still lacks (PARTNER_ENRICH_KAFKA__SASL__PASSWORD alone: mechanism and username "required", no variable named)', () => {
+    const error = configErrorOf(
+      () => withEnv({ PARTNER_ENRICH_KAFKA__SASL__PASSWORD: 'a-password-9d1' }),
+      'CONFIG_INVALID',
+    );
+    expect(problemPaths(error)).toEqual(['kafka.sasl.mechanism', 'kafka.sasl.username']);
+    expect(error.message).toContain(
+      'kafka.sasl.username: required ' +
+        '(from environment variable PARTNER_ENRICH_KAFKA__SASL__PASSWORD, which set kafka.sasl)',
+    );
+    expect(error.message).not.toContain('a-password-9d1');
+  });
+
   it('read numbers in decimal digits, trimmed, with a fraction only where the option takes one', () => {
     const config = withEnv({
       PARTNER_ENRICH_BATCHING__MAX_TASKS: ' 0250 ',
