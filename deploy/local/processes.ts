@@ -2,7 +2,7 @@
 // the first: every run has its own folder under .cache/run holding its data and the
 // pids it started; a later start kills what a crashed run left behind.
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, existsSync } from 'node:fs';
+import { openSync, closeSync, existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -13,12 +13,47 @@ export interface RunDir {
   pids: number[];
 }
 
+/**
+ * A port for a service of ours to listen on, below the kernel's ephemeral range. A port the
+ * kernel hands out for listen(0) comes from the same range as the local ports of outgoing
+ * connections: in the time between choosing it and the JVM binding it, a client connecting
+ * anywhere could take it as its own local port (seen in CI: the restartable broker's
+ * controller "failed to bind to 127.0.0.1:41059: Address already in use"). Below the range,
+ * only another listener could, and each candidate is bound once to check.
+ */
 export async function freePort(): Promise<number> {
+  const below = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const candidate = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
+    if (await bindable(candidate)) return candidate;
+  }
+  return listenedPort(0);
+}
+
+/** Ports below this are left to the system's own services. */
+const FIRST_CHOSEN_PORT = 20_000;
+
+function ephemeralRangeStart(): number {
+  try {
+    const start = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/)[0]);
+    return Number.isInteger(start) && start > FIRST_CHOSEN_PORT + 1_000 ? start : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+const bindable = (port: number): Promise<boolean> =>
+  listenedPort(port).then(
+    () => true,
+    () => false,
+  );
+
+function listenedPort(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(port, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => {
         if (address && typeof address === 'object') resolve(address.port);
