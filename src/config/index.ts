@@ -1,5 +1,5 @@
 // The configuration module's public surface.
-export { loadConfig, type LoadConfigOptions } from './load.ts';
+export { configOrigins, loadConfig, type LoadConfigOptions } from './load.ts';
 export { configSecrets, describeConfig, redactConfig, redactUrl, REDACTED } from './redact.ts';
 export { isPemText } from './fields.ts';
 export { ConfigError, CONFIG_ERROR_CODES, type ConfigErrorCode } from './errors.ts';

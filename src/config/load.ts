@@ -5,7 +5,7 @@ import { ZodNumber, type z } from 'zod';
 import { decimalNumber } from './decimal.ts';
 import { CONFIG_FILE_ENV_VAR } from './env.ts';
 import { ConfigError } from './errors.ts';
-import { deepFreeze, deepMerge, type PlainObject } from './plain-objects.ts';
+import { deepFreeze, deepMerge, isPlainObject, type PlainObject } from './plain-objects.ts';
 import { configProblems, describeProblems, formatPath } from './problems.ts';
 import { findRenamedOptions } from './renamed.ts';
 import { configSchema, type Config, type ConfigInput } from './schema.ts';
@@ -60,15 +60,36 @@ function issueMessage(issue: z.core.$ZodRawIssue): string | undefined {
   return undefined;
 }
 
-export function loadConfig(options: LoadConfigOptions = {}): Config {
+/** The sources, lowest precedence first (the schema's defaults are not one). */
+function configLayers(options: LoadConfigOptions): Layer[] {
   const env = options.env ?? process.env;
   const file = options.file ?? (env[CONFIG_FILE_ENV_VAR] || undefined);
-
   const layers: Layer[] = [];
   if (file !== undefined) layers.push(fileLayer(file));
   layers.push(environmentLayer(env));
   if (options.overrides) layers.push(overridesLayer(options.overrides));
+  return layers;
+}
 
+/** Each option a source set (a list counts as one), with the source whose value is in force. */
+export function configOrigins(options: LoadConfigOptions = {}): { path: string; source: string }[] {
+  const layers = configLayers(options);
+  const merged = layers.reduce<PlainObject>((config, layer) => deepMerge(config, layer.input), {});
+  const origins: { path: string; source: string }[] = [];
+  const walk = (value: unknown, path: string[]): void => {
+    if (isPlainObject(value) && Object.keys(value).length > 0) {
+      for (const [key, child] of Object.entries(value)) walk(child, [...path, key]);
+      return;
+    }
+    const source = layers.findLast((layer) => layer.originOf(path) !== undefined)?.originOf(path);
+    if (source !== undefined) origins.push({ path: formatPath(path), source });
+  };
+  walk(merged, []);
+  return origins.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const layers = configLayers(options);
   rejectRenamedOptions(layers);
   const merged = layers.reduce<PlainObject>((config, layer) => deepMerge(config, layer.input), {});
   const result = configSchema.safeParse(merged, { error: issueMessage });

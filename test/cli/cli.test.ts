@@ -34,6 +34,25 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stdout).not.toContain('very-secret-key-123');
   });
 
+  it('config check --origins names the source whose value is in force for each option set, never a value', async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'origins-')), 'partner-enrich.yaml');
+    await writeFile(file, ['batching:', '  maxTasks: 200', '  lingerMs: 50', ''].join('\n'));
+    const { code, stdout } = await runCli(['config', 'check', '--config', file, '--origins'], {
+      PARTNER_ENRICH_REFDATA__API_KEY: 'very-secret-key-456',
+      PARTNER_ENRICH_BATCHING__MAX_TASKS: '300',
+    });
+    expect(code).toBe(0);
+    const origins = stdout.slice(stdout.indexOf('set by a source'));
+    expect(origins.split('\n').map((line) => line.trim().split(/\s{2,}/))).toEqual([
+      ['set by a source (every other option has its default):'],
+      ['batching.lingerMs', `file ${file}`],
+      ['batching.maxTasks', 'environment variable PARTNER_ENRICH_BATCHING__MAX_TASKS'],
+      ['refdata.apiKey', 'environment variable PARTNER_ENRICH_REFDATA__API_KEY'],
+      [''],
+    ]);
+    expect(stdout).not.toContain('very-secret-key-456');
+  });
+
   it('regression: config check --quota warns when batching.maxTasks can never fit in the quota window', async () => {
     const sandbox = await startSandbox({ port: 0, orgs: 50, seed: 1 });
     try {

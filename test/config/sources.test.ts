@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.ts';
+import { configOrigins, loadConfig } from '../../src/config/index.ts';
 import { API_KEY_ENV, configErrorOf, problemPaths, tempFile } from './helpers.ts';
 
 const yamlFile = () =>
@@ -95,6 +95,35 @@ describe('configuration sources', () => {
     );
     expect(error.message).toContain('observability.metricsPort: Too big');
     expect(error.message).toContain('(from command-line flags)');
+  });
+});
+
+describe('where each option set comes from (config check --origins)', () => {
+  it('names the source of the value in force: flags over the environment over the file; a list is one option', () => {
+    const file = tempFile(
+      'origins.yaml',
+      ['kafka:', '  brokers: [a:9092, b:9092]', 'batching:', '  maxTasks: 100', '  lingerMs: 50', ''].join(
+        '\n',
+      ),
+    );
+    const origins = configOrigins({
+      file,
+      env: {
+        ...API_KEY_ENV,
+        PARTNER_ENRICH_BATCHING__MAX_TASKS: '200',
+        PARTNER_ENRICH_BATCHING__LINGER_MS: '60',
+      },
+      overrides: { batching: { lingerMs: 70 } },
+    });
+    expect(origins).toEqual([
+      { path: 'batching.lingerMs', source: 'command-line flags' },
+      { path: 'batching.maxTasks', source: 'environment variable PARTNER_ENRICH_BATCHING__MAX_TASKS' },
+      { path: 'kafka.brokers', source: `file ${file}` },
+      {
+        path: 'refdata.apiKey',
+        source: expect.stringContaining('environment variable PARTNER_ENRICH_REFDATA__API_KEY'),
+      },
+    ]);
   });
 });
 

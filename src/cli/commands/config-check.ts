@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { describeConfig, type Config } from '../../config/index.ts';
+import { configOrigins, describeConfig, type Config } from '../../config/index.ts';
 import { usageQuotaCheck } from '../../quota/usage-quota-check.ts';
 import { createRefDataClient } from '../enrichment.ts';
 import { commandConfig } from '../options.ts';
@@ -20,11 +20,25 @@ export function registerConfigCheck(program: Command): void {
       '--quota',
       'read the quota window from the service usage API (a warning on stderr, exit code unchanged)',
     )
-    .action(async (options: { quota?: boolean }, command: Command) => {
+    .option(
+      '--origins',
+      'after the configuration, list each option a source set and the source whose value is in force (file, environment variable, flag); the others have their defaults',
+    )
+    .action(async (options: { quota?: boolean; origins?: boolean }, command: Command) => {
       const checked = commandConfig(command);
       console.log(describeConfig(checked));
+      if (options.origins) console.log(originsReport(command));
       if (options.quota) console.error(await quotaWindowReport(checked));
     });
+}
+
+function originsReport(command: Command): string {
+  const { config: file } = command.optsWithGlobals<{ config?: string }>();
+  const origins = configOrigins(file ? { file } : {});
+  if (origins.length === 0) return 'set by no source: every option has its default';
+  const width = Math.max(...origins.map(({ path }) => path.length));
+  const lines = origins.map(({ path, source }) => `  ${path.padEnd(width)}  ${source}`);
+  return ['set by a source (every other option has its default):', ...lines].join('\n');
 }
 
 /** One line on the quota window against `batching.maxTasks`; never fails the check. */
