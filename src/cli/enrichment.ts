@@ -308,17 +308,20 @@ function enrichment(
   };
 }
 
+/** How long a start waits for the credentials' answer before going on without it. */
+const CREDENTIAL_CHECK_MS = 15_000;
+
 /**
- * The client, its credentials tried before any record is read: client credentials the token
- * issuer refuses fail the start (REFDATA_AUTH_FAILED, exit 2). Found at the first lookup
- * instead, the replica was ready until a record came, and each record's quota unit was
- * consumed before its lookup was refused. Resolves with the refusal, never rejects: asked
- * while the rest starts, the answer is awaited at the end. Anything else (the issuer away) is
- * ridden out later as any service fault is.
+ * The client, its credentials tried before any record is read: an API key or client
+ * credentials the service refuses fail the start (REFDATA_AUTH_FAILED, exit 2). Found at the
+ * first lookup instead, the replica was ready until a record came, and each record's quota
+ * unit was consumed before its lookup was refused. Resolves with the refusal, never rejects:
+ * asked while the rest starts, the answer is awaited at the end. Anything else (the service
+ * away, no answer within CREDENTIAL_CHECK_MS) is ridden out later as any service fault is.
  */
 function checkedRefDataClient(config: Config): { client: RefDataClient; refusal: Promise<unknown> } {
   const client = createRefDataClient(config.refdata, config.retry);
-  const refusal = client.authenticate().then(
+  const refusal = client.authenticate({ signal: AbortSignal.timeout(CREDENTIAL_CHECK_MS) }).then(
     () => undefined,
     (error: unknown) =>
       isPartnerEnrichError(error) && error.code === 'REFDATA_AUTH_FAILED' ? error : undefined,
@@ -331,7 +334,6 @@ async function throwRefusal(refusal: Promise<unknown>): Promise<void> {
   if (error) throw error;
 }
 
-/** Files at both ends: NDJSON PartnerRecords in, NDJSON outputs in a folder. */
 /**
  * `files.input`, else the example input that comes with partner-enrich: found from this module,
  * as `demo` may be started from any directory (`src/cli` and the bundle's `dist/bin` are both
@@ -340,6 +342,7 @@ async function throwRefusal(refusal: Promise<unknown>): Promise<void> {
 export const inputFile = (files: Config['files']): string =>
   files.input ?? fileURLToPath(new URL('../../examples/partners.ndjson', import.meta.url));
 
+/** Files at both ends: NDJSON PartnerRecords in, NDJSON outputs in a folder. */
 export async function createFileEnrichment(config: Config, observer: PipelineObserver): Promise<Enrichment> {
   const { client, refusal } = checkedRefDataClient(config);
   const mapping = config.mapping.file ? await loadMappingFile(config.mapping.file) : undefined;

@@ -11,6 +11,13 @@ import { Redactor, basicCredentials } from '../observability/secret-redactor.ts'
 import { RequestExecutor } from './request-executor.ts';
 import { getRequestValidator, type RequestParts } from './request-validator.ts';
 import { ClientCredentialsTokenProvider } from './token-provider.ts';
+import { RefDataError } from './errors.ts';
+
+/**
+ * Read to try the credentials: the nil UUID, of the shape services give bulk ids and never
+ * given to one.
+ */
+const CREDENTIAL_CHECK_BULK_ID = '00000000-0000-0000-0000-000000000000';
 
 type OperationMethods = {
   [Op in OperationId]: (...args: OperationArgs<Op>) => Promise<ResponseBody<Op>>;
@@ -57,12 +64,18 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
   }
 
   /**
-   * With client credentials, the bearer token now rather than at the first request: a secret
-   * the issuer refuses (REFDATA_AUTH_FAILED) is known before any work, and the token is kept
-   * for the requests that follow. An API key has no request that would check it for nothing.
+   * The credentials tried before any work: refused ones throw REFDATA_AUTH_FAILED. With client
+   * credentials the bearer token is asked for now and kept for the requests that follow. Then a
+   * bulk lookup that cannot exist is read: the one permission every lookup needs, nothing
+   * consumed, and its 404 says the API key (or token) was accepted, where a 403 says it was not.
    */
-  async authenticate(): Promise<void> {
+  async authenticate(options?: CallOptions): Promise<void> {
     await this.#tokens?.getToken();
+    try {
+      await this.getBulkLookup({ path: { id: CREDENTIAL_CHECK_BULK_ID } }, options);
+    } catch (error) {
+      if (!(error instanceof RefDataError && error.code === 'REFDATA_NOT_FOUND')) throw error;
+    }
   }
 
   /** A new token from the issuer, bypassing the cache (the client caches and refreshes on its own). */

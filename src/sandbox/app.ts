@@ -39,7 +39,7 @@ export interface SandboxApp {
 export function buildSandboxApp(sandboxOptions: SandboxOptions = {}): SandboxApp {
   const options = resolveSandboxOptions(sandboxOptions);
   const state = new SandboxState(options);
-  const authentication = new Authentication(options, state.tokens);
+  const authentication = new Authentication(options, state.tokens, state.faults);
   const app = Fastify({ logger: options.logger, bodyLimit: options.bodyLimitBytes });
 
   app.addContentTypeParser(

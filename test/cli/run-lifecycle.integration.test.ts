@@ -255,7 +255,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
   });
 
-  it('regression: an API key the service refuses stops run (exit 1, /healthz 503), nothing dead-lettered; restarted with the right key, the records are looked up on the quota already consumed (it dead-lettered every record, each a quota unit without a lookup, and stayed healthy)', async () => {
+  it('regression: credentials the service revokes while run is at work stop it (exit 1, /healthz 503), nothing dead-lettered; restarted once they are accepted again, the records are looked up on the quota already consumed (it dead-lettered every record, each a quota unit without a lookup, and stayed healthy)', async () => {
     const stats = async () => {
       const { quotaConsumed, bulkTasks } = (await (await fetch(`${sandbox.url}/admin/stats`)).json()) as {
         quotaConsumed: number;
@@ -263,34 +263,57 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       };
       return { quotaConsumed, bulkTasks };
     };
+    const revoke = (credentialsRevoked: boolean) =>
+      fetch(`${sandbox.url}/admin/faults`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ credentialsRevoked }),
+      });
     const topics = freshTopics();
     cleanups.push(await createTopicsFor(kafka, topics));
     const groupId = uniqueName('group');
-    const revokedKey = 'revoked-api-key-7c1d';
-    const refused = run({
-      ...cliEnv(sandbox.url, topics, groupId),
-      PARTNER_ENRICH_REFDATA__API_KEY: revokedKey,
-    });
+    const refused = run(cliEnv(sandbox.url, topics, groupId));
     const base = await operationsUrl(refused);
     await readyWithin(base, 60_000);
     const before = await stats();
+    cleanups.push(async () => void (await revoke(false)));
+    await revoke(true);
     await producePartners(kafka, schemaRegistry(), topics.input, partners);
 
     await exitsFailing(refused, base, 30_000, 'HTTP 403');
     expect(refused.logs()).toContain('REFDATA_AUTH_FAILED');
-    expect(refused.logs()).not.toContain(revokedKey);
+    expect(refused.logs()).not.toContain(SANDBOX_DEFAULTS.apiKey);
     expect(await readAll(kafka, topics.deadLetters)).toEqual([]);
 
+    await revoke(false);
     const restarted = run(cliEnv(sandbox.url, topics, groupId));
     await allCommittedOf(kafka, groupId, topics.input);
     const keys = (await readAll(kafka, topics.matches)).map((m) => m.key?.toString());
     expect(new Set(keys).size).toBe(partners.length);
     const after = await stats();
-    // Every partner looked up once, its quota unit consumed once: under the refused key.
+    // Every partner looked up once, its quota unit consumed once: while the key was refused.
     expect(after.bulkTasks - before.bulkTasks).toBe(partners.length);
     expect(after.quotaConsumed - before.quotaConsumed).toBe(partners.length);
     restarted.child.kill('SIGTERM');
     expect(await exitWithin(restarted, 30_000)).toBe(0);
+  });
+
+  it('regression: an API key the service refuses left run ready until the first record, whose quota unit was consumed before its lookup was refused; the start fails (REFDATA_AUTH_FAILED, exit 2), nothing consumed, the key in no log', async () => {
+    const quotaConsumed = async () =>
+      ((await (await fetch(`${sandbox.url}/admin/stats`)).json()) as { quotaConsumed: number }).quotaConsumed;
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const before = await quotaConsumed();
+    const revokedKey = 'revoked-api-key-7c1d';
+    const refused = run({
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_REFDATA__API_KEY: revokedKey,
+    });
+    const code = await exitWithin(refused, 60_000);
+    expect(code, refused.logs()).toBe(2);
+    expect(refused.logs()).toContain('partner-enrich: REFDATA_AUTH_FAILED');
+    expect(refused.logs()).not.toContain(revokedKey);
+    expect(await quotaConsumed()).toBe(before);
   });
 
   it('regression: a client secret the token issuer refuses left run ready until the first record, whose quota unit was consumed before its lookup was refused; the start fails (REFDATA_AUTH_FAILED, exit 2), nothing consumed', async () => {

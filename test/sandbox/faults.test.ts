@@ -18,6 +18,7 @@ const NO_FAULTS = {
   retryAfterSeconds: 1,
   taskFailureRate: 0,
   jobDeathRate: 0,
+  credentialsRevoked: false,
   overLimit: false,
   frozen: false,
 };
@@ -74,6 +75,21 @@ describe('sandbox fault injection through the admin endpoint', () => {
     expect((await sandbox.raw('GET', '/admin/stats')).status).toBe(200);
     await setFaults({ resetRate: 0 });
     expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 0, injectedResets: 1 });
+    expect((await sandbox.raw('GET', '/configurations/businesspartnerlookup')).status).toBe(200);
+  });
+
+  it('refuses the right API key with 403 while credentials are revoked (no credentials stay 401), and accepts it once restored', async () => {
+    await setFaults({ credentialsRevoked: true });
+    const refused = await sandbox.raw('GET', '/configurations/businesspartnerlookup');
+    expect(refused.status).toBe(403);
+    expect(refused.body.message).toContain('credentials revoked');
+    const error = await sandbox.client.listLookupConfigurations().catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ code: 'REFDATA_AUTH_FAILED', status: 403 });
+    const unauthenticated = await sandbox.raw('GET', '/configurations/businesspartnerlookup', {
+      anonymous: true,
+    });
+    expect(unauthenticated.status).toBe(401);
+    await setFaults({ credentialsRevoked: false });
     expect((await sandbox.raw('GET', '/configurations/businesspartnerlookup')).status).toBe(200);
   });
 

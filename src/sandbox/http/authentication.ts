@@ -12,6 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import type { RootName } from '../../refdata/index.ts';
 import { SandboxHttpError } from '../errors.ts';
 import type { ResolvedSandboxOptions } from '../options.ts';
+import type { Faults } from '../state/faults.ts';
 import type { TokenStore } from '../state/token-store.ts';
 
 /** Who a request authenticated with the API key is; the key itself is a secret. */
@@ -48,10 +49,12 @@ function authorizationOf(request: FastifyRequest): Scheme {
 export class Authentication {
   readonly #options: Readonly<ResolvedSandboxOptions>;
   readonly #tokens: TokenStore;
+  readonly #faults: Faults;
 
-  constructor(options: Readonly<ResolvedSandboxOptions>, tokens: TokenStore) {
+  constructor(options: Readonly<ResolvedSandboxOptions>, tokens: TokenStore, faults: Faults) {
     this.#options = options;
     this.#tokens = tokens;
+    this.#faults = faults;
   }
 
   /** The principal of the request; throws SandboxHttpError 401 or 403 when it may not reach the root. */
@@ -81,13 +84,13 @@ export class Authentication {
 
   #checkBase(request: FastifyRequest): string {
     const apiKey = request.headers['x-api-key'];
-    if (typeof apiKey === 'string') {
-      if (!sameText(apiKey, this.#options.apiKey)) throw forbidden('wrong API key');
-      return API_KEY_PRINCIPAL;
-    }
     const authorization = authorizationOf(request);
-    if (authorization === undefined) throw unauthorized('X-API-KEY or a bearer token is required');
-    return this.#checkBearer(authorization);
+    if (typeof apiKey !== 'string' && authorization === undefined)
+      throw unauthorized('X-API-KEY or a bearer token is required');
+    if (this.#faults.settings.credentialsRevoked) throw forbidden('credentials revoked (injected)');
+    if (typeof apiKey !== 'string') return this.#checkBearer(authorization);
+    if (!sameText(apiKey, this.#options.apiKey)) throw forbidden('wrong API key');
+    return API_KEY_PRINCIPAL;
   }
 
   #checkBearer(authorization: Scheme): string {

@@ -28,6 +28,11 @@ export const faultSettingsSchema = z.strictObject({
   taskFailureRate: share.default(0),
   /** Share of EXTD lookup and event store initializer jobs that die half-way. */
   jobDeathRate: share.default(0),
+  /**
+   * Requests to the reference data API answer 403 whatever their API key or bearer token, as
+   * after the credentials were revoked (or rotated away) on the platform.
+   */
+  credentialsRevoked: z.boolean().default(false),
   /** Every quota consume answers OVER_LIMIT (and consumes nothing). */
   overLimit: z.boolean().default(false),
   /**
