@@ -126,6 +126,31 @@ describe('dlq replay against Kafka', () => {
     expect(dry.stdout).toContain('mapping/MAPPING_MISSING_PARTNER_ID: 3');
   });
 
+  it('regression: dlq replay sent a dead letter without a partner key again at every run (no newer record can name its partner); its replayed copy now leaves it out', async () => {
+    const noPartner = { stage: 'mapping', code: 'MAPPING_MISSING_PARTNER_ID' };
+    const since = new Date().toISOString();
+    const origin = await send(kafka, topics.input, '', Buffer.from('a record without an id, replayed'));
+    const letter = await deadLetter('', origin, noPartner);
+    const replay = () => runCli(['dlq', 'replay', '--code', noPartner.code, '--since', since], env);
+    const copiesOfLetter = async () =>
+      (await replayedCopies()).filter(
+        (m) =>
+          m.headers?.['pe.replayed-from']?.toString() ===
+          `${topics.deadLetters}:${letter.partition}:${letter.offset}`,
+      );
+
+    const first = await replay();
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('replayed 1 records');
+    expect(await copiesOfLetter()).toHaveLength(1);
+
+    const again = await replay();
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain('1 left out');
+    expect(again.stdout).not.toContain('replayed 1 records');
+    expect(await copiesOfLetter()).toHaveLength(1);
+  });
+
   it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {
     const missing = { ...topics, deadLetters: `${topics.deadLetters}-missing` };
     const started = Date.now();

@@ -61,27 +61,38 @@ function inputOrigin(
   return { partition, offset: BigInt(offset) };
 }
 
+/** Where a dead letter is: the name its replayed copies carry in `pe.replayed-from`. */
+const letterPosition = (deadLetters: string, { message, partition }: Letter): string =>
+  `${deadLetters}:${partition}:${message.offset}`;
+
 /**
  * The dead letters whose partner has a newer record on the input topic than the one that
  * failed: a later version, a tombstone, or the dead letter's own earlier replay. Re-publishing
  * such a record would put the partner back to older content (or bring a deleted partner
  * back), and a replay run again would send its records twice. Input partition by partition,
  * from the oldest origin on: the input is keyed by partner, so a partner's records share
- * their partition.
+ * their partition. A dead letter without a partner's key on the input (no partner id, or read
+ * from another topic) has no newer record to be known by: its own replayed copy, named by
+ * `pe.replayed-from`, is looked for instead.
  */
 export async function supersededLetters(
   kafka: Kafka,
-  input: string,
+  topics: { input: string; deadLetters: string },
   letters: Letter[],
 ): Promise<Set<Letter>> {
+  const { input } = topics;
   const from = new Map<number, bigint>();
-  for (const { message } of letters) {
-    const origin = inputOrigin(message, input);
-    if (!origin) continue;
+  const unkeyed = new Map<string, Letter>();
+  for (const letter of letters) {
+    const origin = inputOrigin(letter.message, input);
+    if (!origin) {
+      unkeyed.set(letterPosition(topics.deadLetters, letter), letter);
+      continue;
+    }
     const start = from.get(origin.partition);
     if (start === undefined || origin.offset + 1n < start) from.set(origin.partition, origin.offset + 1n);
   }
-  const superseded = new Set<Letter>();
+  const superseded = await replayedLetters(kafka, input, unkeyed);
   if (from.size === 0) return superseded;
   const newest = new Map<string, bigint>();
   const slot = (partition: number, key: Buffer) => `${partition}/${key.toString('base64')}`;
@@ -100,6 +111,43 @@ export async function supersededLetters(
     if (origin && latest !== undefined && latest > origin.offset) superseded.add(letter);
   }
   return superseded;
+}
+
+/**
+ * Those of `letters` (by position) a replay has re-published: the input topic read from the
+ * oldest dead letter's time on, as no copy can be older than its dead letter. Without a key a
+ * copy may be in any partition.
+ */
+async function replayedLetters(
+  kafka: Kafka,
+  input: string,
+  letters: ReadonlyMap<string, Letter>,
+): Promise<Set<Letter>> {
+  const replayed = new Set<Letter>();
+  if (letters.size === 0) return replayed;
+  const times = [...letters.values()].map(({ message }) => Number(message.timestamp));
+  const since = Math.max(0, Math.min(...times.map((time) => (Number.isFinite(time) ? time : 0))));
+  const admin = kafka.admin();
+  await admin.connect();
+  let from: Map<number, bigint>;
+  try {
+    const offsets = await admin.fetchTopicOffsetsByTimestamp(input, since);
+    from = new Map(
+      offsets.filter(({ offset }) => BigInt(offset) >= 0n).map((p) => [p.partition, BigInt(p.offset)]),
+    );
+  } finally {
+    await admin.disconnect();
+  }
+  await readTopicToEnd(
+    kafka,
+    input,
+    (message) => {
+      const copied = letters.get(header(message, 'pe.replayed-from') ?? '');
+      if (copied) replayed.add(copied);
+    },
+    from,
+  );
+  return replayed;
 }
 
 async function assertTopics(kafka: Kafka, topics: string[]): Promise<void> {
@@ -148,7 +196,7 @@ export function registerDlqReplay(program: Command): void {
       const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {
         if (take(message)) matching.push({ message, partition });
       });
-      const superseded = await supersededLetters(kafka, config.topics.input, matching);
+      const superseded = await supersededLetters(kafka, config.topics, matching);
       const chosen = matching.filter((letter) => !superseded.has(letter));
       const byReason = new Map<string, number>();
       for (const { message: m } of chosen) {
@@ -158,7 +206,7 @@ export function registerDlqReplay(program: Command): void {
       console.log(`${matching.length} of ${seen} dead letters match`);
       if (superseded.size > 0)
         console.log(
-          `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay)`,
+          `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay), or they were replayed before`,
         );
       for (const [reason, count] of byReason) console.log(`  ${reason}: ${count}`);
       if (options.dryRun || chosen.length === 0) return;
