@@ -174,4 +174,23 @@ describe('sandbox faults from the start options', () => {
       await throttled.close();
     }
   });
+
+  it('regression: a PUT naming one member put every other back to its default (latency 300 ms from the start options became 0, a freeze ended); now only the members named change', async () => {
+    const slowed = await startTestSandbox({ faults: { latencyMs: 300, taskFailureRate: 0.2 } });
+    try {
+      await slowed.raw('PUT', '/admin/faults', { body: { frozen: true } });
+      const changed = await slowed.raw('PUT', '/admin/faults', { body: { errorRate: 0.1 } });
+      expect(changed.body).toEqual({
+        ...NO_FAULTS,
+        latencyMs: 300,
+        taskFailureRate: 0.2,
+        frozen: true,
+        errorRate: 0.1,
+      });
+      expect((await slowed.raw('GET', '/admin/faults')).body).toEqual(changed.body);
+    } finally {
+      await slowed.raw('PUT', '/admin/faults', { body: { frozen: false } });
+      await slowed.close();
+    }
+  });
 });

@@ -46,8 +46,20 @@ export const faultSettingsSchema = z.strictObject({
 export type FaultSettings = z.output<typeof faultSettingsSchema>;
 export type FaultSettingsInput = z.input<typeof faultSettingsSchema>;
 
-/** PUT /admin/faults changes only the members it names. */
-export const faultSettingsPatchSchema = faultSettingsSchema.partial();
+type Defaulted = Record<string, z.ZodDefault<z.ZodType>>;
+
+/** The same members, each optional and without its default. */
+const withoutDefaults = <Shape extends Defaulted>(shape: Shape) =>
+  Object.fromEntries(Object.entries(shape).map(([name, member]) => [name, member.unwrap().optional()])) as {
+    [Name in keyof Shape]: z.ZodOptional<ReturnType<Shape[Name]['unwrap']>>;
+  };
+
+/**
+ * PUT /admin/faults changes only the members it names. Not `.partial()`: zod 4 gives a
+ * member left out its default even there, so a PUT naming one member put every other back to
+ * its default (a latency from the start options, a freeze).
+ */
+export const faultSettingsPatchSchema = z.strictObject(withoutDefaults(faultSettingsSchema.shape));
 
 export type RequestFault =
   { kind: 'server-error' } | { kind: 'throttled'; retryAfterSeconds: number } | { kind: 'reset' } | undefined;
