@@ -22,7 +22,9 @@ import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
 import { KafkaPartitionTransactions } from '../kafka/partition-transactions.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
+import { assertTopicsExist } from '../kafka/topic-presence.ts';
 import { TopicWatch } from '../kafka/topic-watch.ts';
+import { pipelineTopicNames } from '../kafka/topics.ts';
 import { toLookupTask } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
 import { createLogger } from '../observability/logger.ts';
@@ -384,9 +386,10 @@ export async function createKafkaEnrichment(
   log?: KafkaLog,
 ): Promise<Enrichment> {
   const kafka = await reachableKafka(config, log);
+  const { topics } = config;
+  const topicNames = pipelineTopicNames(topics);
   const { client, refusal } = checkedRefDataClient(config);
   const registry = createSchemaRegistry(config.schemaRegistry);
-  const { topics } = config;
   // What is open so far, closed (last first) when a later step fails: a failed start must
   // not leave clients behind that keep the process alive.
   const opened: (() => Promise<void>)[] = [];
@@ -403,6 +406,7 @@ export async function createKafkaEnrichment(
     registerTopicEncoder(config.schemaRegistry, topics.events, 'BusinessPartnerEvent'),
     registerTopicEncoder(config.schemaRegistry, topics.storage, 'StorageRecord'),
   ]);
+  await assertTopicsExist(kafka, topicNames);
   const sink = new KafkaSink(kafka, {
     topics: {
       matches: topics.matches,
@@ -474,9 +478,6 @@ export async function createKafkaEnrichment(
   await orClose(() => built.reruns?.start());
   // Idle, nothing is written or fetched that could stall on a deleted topic (topic-watch.ts).
   // Started last, the start can no longer fail: the enrichment's stop ends it.
-  stopWatching = new TopicWatch(kafka).watch(
-    [topics.input, topics.matches, topics.events, topics.storage, topics.deadLetters, topics.state],
-    (error) => built.pipeline.abort(error),
-  );
+  stopWatching = new TopicWatch(kafka).watch(topicNames, (error) => built.pipeline.abort(error));
   return built;
 }

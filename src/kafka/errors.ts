@@ -63,10 +63,10 @@ export const KAFKA_ERROR_CODES = [
    */
   'TRANSACTION_FAILED',
   /**
-   * A command's topic does not exist (`dlq replay`: the dead-letter or the input topic); nothing
-   * was written. `run`: a topic of the pipeline deleted while running, confirmed by the broker's
-   * metadata once a write or fetch stalled, or by its look at its topics every 15 s
-   * (topic-watch.ts); fatal, nothing is committed.
+   * A command's topic does not exist (`dlq replay`: the dead-letter or the input topic; `run` at
+   * start: any of its six, details.missing); nothing was written. `run`: a topic of the pipeline
+   * deleted while running, confirmed by the broker's metadata once a write or fetch stalled, or
+   * by its look at its topics every 15 s (topic-watch.ts); fatal, nothing is committed.
    * `partner-enrich topics create` creates the pipeline's topics. details: topic.
    */
   'TOPIC_MISSING',

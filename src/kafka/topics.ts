@@ -18,6 +18,16 @@ export interface TopicLayout {
   replicationFactor: number;
 }
 
+/** Every topic of the pipeline, in the order `topics create` makes them. */
+export const pipelineTopicNames = (names: TopicNames): string[] => [
+  names.input,
+  names.matches,
+  names.events,
+  names.storage,
+  names.deadLetters,
+  names.state,
+];
+
 const COMPACTED = [{ name: 'cleanup.policy', value: 'compact' }];
 
 export interface CreatedTopics {

@@ -20,6 +20,7 @@ import { cliEnv } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
+  pipelineTopicNames,
   producePartners,
   readAll,
   testTopics,
@@ -360,6 +361,32 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       `partner-enrich: STATE_DIR_UNUSABLE: state directory ${join(file, 'state')} cannot be used: ENOTDIR`,
     );
     expect(running.logs()).not.toContain('unexpected failure');
+  });
+
+  it('regression: run started before `topics create` was an unexpected failure with a stack, exit 1 (only the state topic missing: after 81 s); now TOPIC_MISSING naming the missing topics, exit 2', async () => {
+    const none = freshTopics();
+    const first = run(cliEnv(sandbox.url, none, uniqueName('group')));
+    expect(await exitWithin(first, 30_000), first.logs()).toBe(2);
+    expect(first.logs()).toContain(
+      `partner-enrich: TOPIC_MISSING: topics ${pipelineTopicNames(none).join(', ')} do not exist; ` +
+        "`partner-enrich topics create` creates the pipeline's topics",
+    );
+
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    await deleteTopic(topics.state);
+    const admin = kafka.admin();
+    await admin.connect();
+    await eventually(
+      async () => !(await admin.listTopics()).includes(topics.state),
+      10_000,
+      'state topic deleted',
+    );
+    await admin.disconnect();
+    const second = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    expect(await exitWithin(second, 30_000), second.logs()).toBe(2);
+    expect(second.logs()).toContain(`partner-enrich: TOPIC_MISSING: topic ${topics.state} does not exist`);
+    expect(first.logs() + second.logs()).not.toContain('unexpected failure');
   });
 
   it('regression: a secret a schema registry echoes in its 401 answer reaches neither the log nor the failure line (it was printed as the reason)', async () => {

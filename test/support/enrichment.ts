@@ -5,7 +5,7 @@ import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-regis
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { inject } from 'vitest';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
-import { createPipelineTopics } from '../../src/kafka/topics.ts';
+import { createPipelineTopics, pipelineTopicNames } from '../../src/kafka/topics.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
@@ -56,15 +56,7 @@ export async function createTopicsFor(kafka: Kafka, topics: Config['topics']): P
   return () => dropTopics(kafka, topics);
 }
 
-/** Every topic of the pipeline, in the order `topics create` makes them. */
-export const pipelineTopicNames = (topics: Config['topics']): string[] => [
-  topics.input,
-  topics.matches,
-  topics.events,
-  topics.storage,
-  topics.deadLetters,
-  topics.state,
-];
+export { pipelineTopicNames };
 
 export async function dropTopics(kafka: Kafka, topics: Config['topics']): Promise<void> {
   const admin = kafka.admin();

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
-import { KafkaError } from '../../kafka/errors.ts';
+import { assertTopicsExist } from '../../kafka/topic-presence.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
@@ -150,23 +150,6 @@ async function replayedLetters(
   return replayed;
 }
 
-async function assertTopics(kafka: Kafka, topics: string[]): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const existing = new Set(await admin.listTopics());
-    const missing = topics.find((topic) => !existing.has(topic));
-    if (missing !== undefined)
-      throw new KafkaError(
-        'TOPIC_MISSING',
-        `topic ${missing} does not exist; \`partner-enrich topics create\` creates the pipeline's topics`,
-        { details: { topic: missing } },
-      );
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 export function registerDlqReplay(program: Command): void {
   const dlq =
     program.commands.find((c) => c.name() === 'dlq') ?? program.command('dlq').description('dead letters');
@@ -190,7 +173,7 @@ export function registerDlqReplay(program: Command): void {
       const config = commandConfig(command, {}, true);
       const kafka = await reachableKafka(config);
       // kafkajs asks for an unknown topic's metadata again for about 80 s before it fails.
-      await assertTopics(kafka, [config.topics.deadLetters, config.topics.input]);
+      await assertTopicsExist(kafka, [config.topics.deadLetters, config.topics.input]);
       const take = deadLetterFilter(options);
       const matching: Letter[] = [];
       const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {

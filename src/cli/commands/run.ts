@@ -39,9 +39,8 @@ export function registerRun(program: Command): void {
         'with inputFormat: json); matches, events, storage and dead letters out. ' +
         'Serves /metrics, /healthz and /readyz once built; SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
         'shutdown.graceMs (a second signal exits at once). Exits 0 after such a stop, 2 on a failed start with an ' +
-        'error code (configuration, broker, registry, OAuth client secret, state.dir, port), 1 on a fatal failure ' +
-        'while running, on a ' +
-        'second signal, or when closing outlasted shutdown.graceMs plus 10 s. ' +
+        'error code (configuration, broker, a missing topic, registry, OAuth client secret, state.dir, port), 1 on ' +
+        'a fatal failure while running, on a second signal, or when closing outlasted shutdown.graceMs plus 10 s. ' +
         'With --rerun-every or --rerun-cron, also starts a full-storage rerun of the input topic at each slot of ' +
         'the schedule, skipped while a rerun of the topic has not ended (docs/RERUN-SCHEDULING.md).',
     )
