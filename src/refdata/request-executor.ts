@@ -2,7 +2,8 @@
 // the document, build the URL, then attempt under the retry policy. A refused bearer token
 // (401/403) is refreshed and the request repeated once; that repeat is outside the retry
 // budget because the refused request was not processed. Every attempt is published on the
-// pipeline's `http` diagnostics channel, every retry on the client's own retry channel.
+// pipeline's `http` diagnostics channel, every retry on the client's own retry channel and on
+// the pipeline's `retry` channel.
 
 import diagnosticsChannel from 'node:diagnostics_channel';
 import { performance } from 'node:perf_hooks';
@@ -122,6 +123,13 @@ export class RequestExecutor {
       }
       const delayMs = nextRetryDelayMs(error, attemptNumber, options.retry, options.random);
       if (delayMs === undefined) throw error;
+      // Counted where the operator looks (retries_total by code): the 429s and 5xx a retry
+      // here gets through never reach the pipeline's own retries.
+      pipelineEvents.retry.publish({
+        operation: operation.operationId,
+        reason: error.code,
+        attempt: attemptNumber,
+      });
       if (retryChannel.hasSubscribers) {
         const status = 'status' in error ? error.status : undefined;
         retryChannel.publish({
