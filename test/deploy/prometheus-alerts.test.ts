@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { headingAnchors, tableRows } from '../support/markdown.ts';
-import { alertRuleProblems, ALERTS_FILE, readAlertGroups } from './support/alert-rules.ts';
+import { FAILURE_STAGES } from '../../src/pipeline/outputs.ts';
+import { alertRuleProblems, ALERTS_FILE, ALERTS_TEST_FILE, readAlertGroups } from './support/alert-rules.ts';
 import { queryableSeries, type Series } from './support/exported-series.ts';
 
 const operations = readFileSync(new URL('../../docs/OPERATIONS.md', import.meta.url), 'utf8');
@@ -52,6 +53,21 @@ describe('deploy/prometheus/alerts.yaml', () => {
       .flatMap((group) => group.rules)
       .map((rule) => [rule.alert, rule.labels['severity']]);
     expect(documented).toEqual(rules);
+  });
+});
+
+describe('deploy/prometheus/alerts.test.yaml', () => {
+  it('regression: it fed the dead-letter alerts reasons the pipeline never exports (reason="REFDATA_AUTH_FAILED", "MAPPING_INVALID_COUNTRY"; a run exports "mapping/MAPPING_INVALID_COUNTRY"); now every reason is <stage>/<code>', () => {
+    const { tests } = parse(readFileSync(ALERTS_TEST_FILE, 'utf8')) as {
+      tests: { input_series: { series: string }[] }[];
+    };
+    const reasons = tests
+      .flatMap((test) => test.input_series)
+      .filter(({ series }) => series.startsWith('partner_enrich_dead_letters_total{'))
+      .map(({ series }) => /reason="([^"]*)"/.exec(series)?.[1]);
+    expect(reasons.length).toBeGreaterThan(0);
+    const exported = new RegExp(`^(${FAILURE_STAGES.join('|')})/[A-Z][A-Z0-9_]*$`);
+    for (const reason of reasons) expect(reason).toMatch(exported);
   });
 });
 

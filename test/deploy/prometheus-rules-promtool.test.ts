@@ -9,12 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { ALERTS_FILE, readAlertGroups } from './support/alert-rules.ts';
+import { ALERTS_FILE, ALERTS_TEST_FILE, readAlertGroups } from './support/alert-rules.ts';
 import { dashboardQueries, readDashboard } from './support/grafana-dashboard.ts';
 import { withGrafanaDurations } from './support/promql.ts';
 import { fetchPromtool, promtool } from './support/promtool.ts';
 
-const ALERTS_TEST_FILE = new URL('../../deploy/prometheus/alerts.test.yaml', import.meta.url);
 const scratch = mkdtempSync(join(tmpdir(), 'partner-enrich-promtool-'));
 
 interface UnitTests {

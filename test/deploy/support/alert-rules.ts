@@ -20,6 +20,7 @@ export interface RuleGroup {
 }
 
 export const ALERTS_FILE = new URL('../../../deploy/prometheus/alerts.yaml', import.meta.url);
+export const ALERTS_TEST_FILE = new URL('../../../deploy/prometheus/alerts.test.yaml', import.meta.url);
 
 export const readAlertGroups = (): RuleGroup[] =>
   (parse(readFileSync(ALERTS_FILE, 'utf8')) as { groups: RuleGroup[] }).groups;
