@@ -13,7 +13,11 @@ import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
 import { isPemText, type Config } from '../config/index.ts';
 import { checkInputNotOutput, NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
-import { registerTopicEncoder, registryEndpoint } from '../kafka/avro-encoder.ts';
+import {
+  REGISTRY_REQUEST_TIMEOUT_MS,
+  registerTopicEncoder,
+  registryEndpoint,
+} from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
 import { kafkajsLogCreator, type KafkaLog } from '../kafka/kafkajs-log.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
@@ -138,6 +142,14 @@ export function createSchemaRegistry(settings: Config['schemaRegistry']): Schema
     ...(registry.username !== undefined && registry.password !== undefined
       ? { auth: { username: registry.username, password: registry.password } }
       : {}),
+    // The client sets no time limit: a registry that took the connection and never answered
+    // (a stopped JVM, a black-holing proxy) held its records for good, /readyz 200 meanwhile.
+    // Timed out, the read fails like an unreachable registry's: waited out, the partition named.
+    middlewares: [
+      () => ({
+        prepareRequest: async (next) => (await next()).enhance({ timeout: REGISTRY_REQUEST_TIMEOUT_MS }),
+      }),
+    ],
   });
 }
 

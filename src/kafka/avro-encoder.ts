@@ -52,7 +52,7 @@ export function registryEndpoint(registry: RegistryEndpoint): RegistryEndpoint {
 }
 
 /** A registry that does not answer within this long is treated as not answering at all. */
-const REQUEST_TIMEOUT_MS = 10_000;
+export const REGISTRY_REQUEST_TIMEOUT_MS = 10_000;
 
 interface RegistryAnswer {
   status: number;
@@ -73,7 +73,7 @@ async function post(registry: RegistryEndpoint, path: string, schema: string): P
       method: 'POST',
       headers: { 'content-type': 'application/vnd.schemaregistry.v1+json', ...auth },
       body: JSON.stringify({ schema }),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      signal: AbortSignal.timeout(REGISTRY_REQUEST_TIMEOUT_MS),
     });
   } catch (error) {
     const reason = (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message;

@@ -1,6 +1,9 @@
 // The Avro partner decoder against the real schema registry: invalid UTF-8 in a string
-// field is a dead letter, a genuine U+FFFD decodes.
+// field is a dead letter, a genuine U+FFFD decodes; and against a registry that never answers.
+import { once } from 'node:events';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSchemaRegistry } from '../../src/cli/enrichment.ts';
 import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { partnerEncoder } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
@@ -43,4 +46,28 @@ describe('Avro partner decoder (real schema registry)', () => {
     const value = Buffer.concat([header, avroPartnerWithName(Buffer.from('\uFFFD'))]);
     expect((await avroPartnerDecoder(registry).decode(value)).names).toEqual(['Muster\uFFFDGmbH']);
   });
+});
+
+describe('Avro partner decoder (a registry that takes connections and never answers)', () => {
+  it('regression: a record whose schema id it asked such a registry for waited for good (measured: a SIGSTOPped registry, 59 records in flight for 65 s with /readyz 200, no pause, no log line); now SCHEMA_REGISTRY_UNAVAILABLE, which the pipeline waits out with the partition named in /readyz', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => void sockets.push(socket)).listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const decoder = avroPartnerDecoder(createSchemaRegistry({ url: `http://127.0.0.1:${port}` }));
+      const value = Buffer.concat([
+        Buffer.from([0, 0, 0, 0x30, 0x39]),
+        avroPartnerWithName(Buffer.from('x')),
+      ]);
+      await expect(decoder.decode(value)).rejects.toMatchObject({
+        code: 'SCHEMA_REGISTRY_UNAVAILABLE',
+        canRetry: true,
+      });
+      expect(sockets.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  }, 40_000);
 });
