@@ -30,6 +30,7 @@ import {
   sameStored,
   tombstoneOf,
   type EmitContext,
+  type StoredPartner,
   type Thresholds,
 } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
@@ -128,7 +129,13 @@ export class LookupCoordinator {
     this.#bulkLimit = pLimit(options.maxConcurrentBulks);
     this.#rerunBulkLimit = pLimit(options.maxConcurrentBulks);
     const batcher = (limit: ReturnType<typeof pLimit>, maxTasks: number) =>
-      new Batcher({ maxTasks, lingerMs: options.lingerMs }, (batch) => {
+      new Batcher({ maxTasks, lingerMs: options.lingerMs }, (queued) => {
+        // Versions that joined work while it waited here may have brought its content back to
+        // the stored one (a change, then its revert): answered from the storage as at dispatch.
+        const batch = queued.filter(
+          (work) => !this.#owned(work) || !this.#reused(work, work.storedAtDispatch),
+        );
+        if (batch.length === 0) return;
         const lookup = limit(() => traceBulkLookup(batch, () => this.#lookup(batch)));
         this.#submissions.add(lookup);
         void lookup.finally(() => this.#submissions.delete(lookup));
@@ -276,18 +283,24 @@ export class LookupCoordinator {
       void this.#resume(work, work.resumeFrom);
       return;
     }
+    if (!this.#reused(work, previous)) this.#queue(work);
+  }
+
+  /** Skip-unchanged: content whose result the storage holds is answered from it; false if not. */
+  #reused(work: PartnerWork, previous: StoredPartner | undefined): boolean {
     if (
-      this.#options.skipUnchanged &&
-      !work.rerun &&
-      previous &&
-      ofContent(work, previous.hash) &&
-      previous.outcome !== 'FAILED'
-    ) {
-      return this.#write(work, reusedOutputs(work, previous, context), () => {
-        for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
-      });
-    }
-    this.#queue(work);
+      !this.#options.skipUnchanged ||
+      work.rerun ||
+      !previous ||
+      !ofContent(work, previous.hash) ||
+      previous.outcome === 'FAILED'
+    )
+      return false;
+    const { observer, context } = this.#parts;
+    this.#write(work, reusedOutputs(work, previous, context), () => {
+      for (const _ of work.records) observer.recordOut?.(previous.outcome, true);
+    });
+    return true;
   }
 
   async #lookup(batch: PartnerWork[]): Promise<void> {

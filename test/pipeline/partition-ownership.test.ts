@@ -339,6 +339,35 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(sink.messages.filter((m) => m.output === 'events')).toEqual([]);
   });
 
+  it('regression: a change and its revert coalesced while the change waited in the batcher paid a lookup of the stored content again; now answered from the storage', async () => {
+    const { enrichment, source, sink } = pipeline({ lingerMs: 200 });
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [first] = records(0, 0, 1) as [InputRecord];
+    const partner = JSON.parse((first.value as Buffer).toString('utf8')) as PartnerRecord;
+    const version = (offset: number, changed: PartnerRecord): InputRecord => ({
+      ...first,
+      position: { ...first.position, offset },
+      value: Buffer.from(JSON.stringify(changed)),
+    });
+    const tasksBefore = tasksPaid();
+    expect(source.deliver([first])).toBe(1);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the first version committed');
+    // One fetch: the change is dispatched into the batcher (its content is not the stored one),
+    // and the revert to the stored content joins it there.
+    const change = version(1, { ...partner, names: [`${partner.names[0] ?? ''} Holding`], changedAt: 2 });
+    const revert = version(2, { ...partner, changedAt: 3 });
+    expect(source.deliver([change, revert])).toBe(2);
+    await eventually(() => source.committedOffset(0) === 3, 20_000, 'the change and the revert committed');
+    await enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(1);
+    expect(sink.matches().map((m) => (m.value as { reused: boolean }).reused)).toEqual([false, true, true]);
+    expect(
+      sink.messages.filter((m) => m.output === 'events').map((m) => (m.value as { type: string }).type),
+    ).toEqual(['BusinessPartnerCreated']);
+  });
+
   it("regression: a dead member's paid intent recorded by the earlier hash is adopted without paying again", async () => {
     const { enrichment, source, sink, ledger } = pipeline({ quota: true });
     const { earlierHash, input } = upgradedPartner(0);
