@@ -40,6 +40,16 @@ export async function readWholeTopic(
         ),
       timeoutMs,
     );
+    const reached = (partition: number, lastOffset: string) => {
+      if (BigInt(lastOffset) + 1n >= (ends.get(partition) ?? 0n)) remaining.delete(partition);
+      if (remaining.size === 0) done.resolve(undefined);
+    };
+    // Read committed (kafkajs's default), a transactional topic ends with a commit marker no
+    // batch delivers, and a fetch of markers alone never reaches eachBatch.
+    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize === 0 && ends.has(payload.partition))
+        reached(payload.partition, payload.lastOffset);
+    });
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
@@ -48,9 +58,8 @@ export async function readWholeTopic(
         for (const message of batch.messages) {
           if (BigInt(message.offset) >= end) break;
           messages.push({ ...message, partition: batch.partition });
-          if (BigInt(message.offset) === end - 1n) remaining.delete(batch.partition);
         }
-        if (remaining.size === 0) done.resolve(undefined);
+        reached(batch.partition, batch.lastOffset());
       },
     });
     await done.promise.finally(() => clearTimeout(timer));
