@@ -216,7 +216,11 @@ export class PartitionRerun {
 
   /**
    * How many partners the job chooses in this partition (what its progress counts towards),
-   * and the last partner id there is now, where the share ends.
+   * and where the share ends: the last partner id there is now, or the job's `limit`-th chosen
+   * partner. The limit is a key range, not only a count: a share resumed after a kill no
+   * longer chooses the partners whose outputs its lost chunk wrote (looked up since it
+   * started), left them out of its count, and read as many again past the limit (measured:
+   * `--limit 300`, SIGKILL mid-chunk: 350 partners of one partition looked up).
    */
   async #count(job: RerunJob, startedAt: number): Promise<{ total: number; endPartnerId: string }> {
     const filter = fromBefore(job, startedAt);
@@ -226,11 +230,15 @@ export class PartitionRerun {
       // A partition of millions of partners takes seconds to count: live work goes on between pages.
       await setImmediate();
       const rows = this.#parts.state.scan(this.#ref, last, SCAN_PAGE);
-      for (const row of rows) if (chooses(filter, row.stored)) count += 1;
-      if (rows.length > 0) last = (rows.at(-1) as (typeof rows)[number]).partnerId;
+      for (const row of rows) {
+        last = row.partnerId;
+        if (!chooses(filter, row.stored)) continue;
+        count += 1;
+        if (count === job.limit) return { total: count, endPartnerId: last };
+      }
       if (rows.length < SCAN_PAGE) break;
     }
-    return { total: job.limit === undefined ? count : Math.min(count, job.limit), endPartnerId: last };
+    return { total: count, endPartnerId: last };
   }
 
   /**

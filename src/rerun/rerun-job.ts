@@ -94,8 +94,8 @@ export interface RerunPartitionProgress {
   lastPartnerId: string | null;
   /**
    * The partition's greatest partner id when the share started (or where it started, when it
-   * held none after that): the share reads no further. Absent in progress written before it
-   * was kept: the share reads to the partition's end.
+   * held none after that), or the job's `limit`-th chosen partner: the share reads no further.
+   * Absent in progress written before it was kept: the share reads to the partition's end.
    */
   endPartnerId?: string;
   done: boolean;
