@@ -2,9 +2,10 @@
 // a time, so its outputs come out in input order. A newer version that arrives while
 // the older one still waits in the batcher replaces it there (one lookup, one quota
 // unit for both); one that arrives after the older was submitted waits, and further
-// versions coalesce into it. A rerun's copy of a stored partner that still waits is
-// replaced by live work for the partner the same way: the live record's lookup gives the
-// partner's new state, and the rerun counts the partner as superseded.
+// versions coalesce into it. A rerun's copy of a stored partner that still waits (in the
+// batcher, or in a bulk for the rerun's share of the quota) is replaced by live work for the
+// partner: the live record's lookup gives the partner's new state, and the rerun counts the
+// partner as superseded.
 import { ofContent, type PartnerWork, type SubmittedTask } from './records.ts';
 
 interface KeySlot {
@@ -45,10 +46,11 @@ export class KeyScheduler {
     const { rerun } = slot.active;
     // Not with live work waiting behind the copy (it came while the copy was held back for a
     // retry): that work would be dropped; the new one joins it instead.
-    if (rerun && slot.active.state === 'queued' && !slot.next) {
+    if (rerun && (slot.active.state === 'queued' || slot.active.awaitingQuota) && !slot.next) {
       // The rerun's copy leaves its bulk before it is paid for; the live work goes its own way.
       slot.active.superseded = true;
       rerun.settle({ kind: 'superseded' });
+      work.replacedRerun = true;
       this.#slots.set(work.partnerId, { active: work });
       this.#dispatch(work);
       return;

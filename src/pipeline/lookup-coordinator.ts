@@ -92,6 +92,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How much longer than one request a create's retries after time-outs may wait, at most. */
 const MAX_CREATE_TIMEOUT_FACTOR = 16;
 
+/** The tasks a consume pays for (the first `units` unpaid, as #cutToGranted keeps them) are no longer live work's to replace. */
+const claim = (works: PartnerWork[], units: number): void => {
+  for (const work of works.filter((w) => !w.prepaid).slice(0, units)) delete work.awaitingQuota;
+};
+
 const ledgerTask = (work: PartnerWork): LedgerTask => ({
   taskId: work.id,
   hash: work.hash as string,
@@ -136,6 +141,8 @@ export class LookupCoordinator {
           (work) => !this.#owned(work) || !this.#reused(work, work.storedAtDispatch),
         );
         if (batch.length === 0) return;
+        // Replaceable by live work until their consume is asked for (#submit's claim).
+        for (const work of batch) if (work.rerun && !work.prepaid) work.awaitingQuota = true;
         const lookup = limit(() => traceBulkLookup(batch, () => this.#lookup(batch)));
         this.#submissions.add(lookup);
         void lookup.finally(() => this.#submissions.delete(lookup));
@@ -291,6 +298,7 @@ export class LookupCoordinator {
     if (
       !this.#options.skipUnchanged ||
       work.rerun ||
+      work.replacedRerun ||
       !previous ||
       !ofContent(work, previous.hash) ||
       previous.outcome === 'FAILED'
@@ -375,7 +383,7 @@ export class LookupCoordinator {
         const { rerunQuota } = this.#parts;
         granted =
           rerun && rerunQuota
-            ? await rerunQuota.acquire(unpaid, rerun.quotaShare)
+            ? await rerunQuota.acquire(unpaid, rerun.quotaShare, (units) => claim(works, units))
             : quota
               ? await quota.acquire(unpaid)
               : unpaid();

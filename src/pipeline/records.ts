@@ -89,6 +89,17 @@ export interface PartnerWork {
   rerun?: RerunTask;
   /** A rerun's work that live work for its partner replaced before it was paid for. */
   superseded?: boolean;
+  /**
+   * A rerun's work in a bulk waiting for its share of the quota, no consume asked for it yet:
+   * live work for its partner replaces it, as in the batcher (KeyScheduler). Kept behind it,
+   * a live record waited for the rerun's share, windows long where the quota is small.
+   */
+  awaitingQuota?: boolean;
+  /**
+   * Live work that replaced a rerun's work: looked up even where the storage has its content
+   * (a re-send), since the stored match is the one the rerun was there to refresh.
+   */
+  replacedRerun?: boolean;
 }
 
 /** What a rerun's lookup of one stored partner ended as. */

@@ -115,15 +115,26 @@ export class RerunQuota {
 
   /**
    * Resolves with the units consumed for a rerun's bulk (at most `needed()`), once live work
-   * leaves room for them; 0 when nothing is needed any more.
+   * leaves room for them; 0 when nothing is needed any more. `claim` is told, as each consume
+   * is asked for, how many of the bulk's tasks it is for: until then live work may take them.
    */
-  acquire(needed: () => number, share: () => number): Promise<number> {
-    const turn = this.#turn.then(() => this.#acquire(needed, share));
+  acquire(
+    needed: () => number,
+    share: () => number,
+    claim: (units: number) => void = () => {},
+  ): Promise<number> {
+    const turn = this.#turn.then(() => this.#acquire(needed, share, claim));
     this.#turn = turn.catch(() => {});
     return turn;
   }
 
-  async #acquire(needed: () => number, share: () => number): Promise<number> {
+  async #acquire(needed: () => number, share: () => number, claim: (units: number) => void): Promise<number> {
+    // The gate asks what to take just before it takes it (from its credit, or in a consume).
+    const claiming = (units: () => number) => (): number => {
+      const asked = units();
+      claim(asked);
+      return asked;
+    };
     const sleep = this.#options.sleep ?? defaultSleep;
     for (;;) {
       if (this.#closed) return 0;
@@ -140,7 +151,7 @@ export class RerunQuota {
         continue;
       }
       const answer = await this.#askRoom();
-      if (!answer) return this.#consumed(await this.#gate.acquire(needed));
+      if (!answer) return this.#consumed(await this.#gate.acquire(claiming(needed)));
       const { room, at } = answer;
       const shareOfWindow = Math.floor(share() * room.max);
       // Before it has seen a whole window, the rerun expects live work to need what it consumed
@@ -187,7 +198,10 @@ export class RerunQuota {
         continue;
       }
       if (credit > 0) this.#serviceUsed += await this.#gate.prepay(credit);
-      const granted = await this.#gate.acquire(() => Math.min(allowed, needed()), { fromCredit: false });
+      const granted = await this.#gate.acquire(
+        claiming(() => Math.min(allowed, needed())),
+        { fromCredit: false },
+      );
       this.#used += granted;
       this.#serviceUsed += granted;
       return this.#consumed(granted);
