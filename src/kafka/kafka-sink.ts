@@ -14,20 +14,14 @@
 // built of messages checked before it) is fatal; the restart reads the limits again.
 // An output topic deleted while running fails the sink for good (TOPIC_MISSING, topic-watch.ts),
 // and so does one deleted and made anew, at its first write (TOPIC_RECREATED).
-// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, {
-  type Kafka,
-  type Message,
-  type Producer,
-  type RecordMetadata,
-  type RetryOptions,
-} from 'kafkajs';
+import type { Kafka, Message, Producer, RecordMetadata } from 'kafkajs';
 import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
+import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
 
 export interface KafkaSinkOptions {
@@ -319,39 +313,6 @@ function settle(pending: Pending, error?: Error): void {
   pending.settled = true;
   if (error) pending.reject(error);
   else pending.resolve();
-}
-
-/**
- * Each topic's max.message.bytes, which is the broker's message.max.bytes unless the
- * topic overrides it.
- */
-async function topicLimits(
-  kafka: Kafka,
-  topics: string[],
-  retry?: RetryOptions,
-): Promise<Map<string, number>> {
-  const admin = kafka.admin(retry ? { retry } : {});
-  await admin.connect();
-  try {
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: topics.map((name) => ({
-        type: kafkajs.ConfigResourceTypes.TOPIC,
-        name,
-        configNames: ['max.message.bytes'],
-      })),
-    });
-    return new Map(
-      resources.map((r) => {
-        const value = Number(r.configEntries.find((e) => e.configName === 'max.message.bytes')?.configValue);
-        if (r.errorCode !== 0 || !Number.isSafeInteger(value) || value <= RECORD_BATCH_OVERHEAD)
-          throw new Error(`max.message.bytes of topic ${r.resourceName}: ${r.errorMessage || 'not known'}`);
-        return [r.resourceName, value];
-      }),
-    );
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 /**

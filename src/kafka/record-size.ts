@@ -40,3 +40,29 @@ export function recordSize(message: {
     size += sizeOfBytes(Buffer.byteLength(key)) + sizeOfBytes(Buffer.byteLength(value));
   return size;
 }
+
+/**
+ * The messages cut into requests of at most `limit` bytes of records in all (whatever their
+ * partitions), so that no batch of one is over a topic's max.message.bytes of `limit`; a
+ * message over it alone is a request of its own, for the broker to refuse.
+ */
+export function requestsWithin<M extends Parameters<typeof recordSize>[0]>(
+  messages: M[],
+  limit: number,
+): M[][] {
+  const requests: M[][] = [];
+  let current: M[] = [];
+  let used = RECORD_BATCH_OVERHEAD;
+  for (const message of messages) {
+    const bytes = recordSize(message);
+    if (current.length > 0 && used + bytes > limit) {
+      requests.push(current);
+      current = [];
+      used = RECORD_BATCH_OVERHEAD;
+    }
+    current.push(message);
+    used += bytes;
+  }
+  if (current.length > 0) requests.push(current);
+  return requests;
+}

@@ -151,6 +151,34 @@ describe('dlq replay against Kafka', () => {
     expect(await copiesOfLetter()).toHaveLength(1);
   });
 
+  it('regression: dlq replay sent every dead letter in one request, so letters of one input partition that added up to more than the topic takes (each well under it) were refused as MESSAGE_TOO_LARGE, exit 1 with the others written; now it sends them in requests within the limit', async () => {
+    // 7 letters on 3 partitions: one partition takes at least 3, 1.2 MB against 1 MiB.
+    const tooLong = { stage: 'mapping', code: 'MAPPING_FIELD_TOO_LONG' };
+    const big = (key: string) => Buffer.alloc(400_000, key);
+    const keys = ['B-1', 'B-2', 'B-3', 'B-4', 'B-5', 'B-6', 'B-7'];
+    for (const key of keys) {
+      const origin = await send(kafka, topics.input, key, Buffer.from(`${key} as published`));
+      await send(kafka, topics.deadLetters, key, big(key), {
+        'pe.stage': tooLong.stage,
+        'pe.error.code': tooLong.code,
+        'pe.error.message': 'names[0] has 400000 characters, more than 256',
+        'pe.attempts': '0',
+        'pe.origin.topic': topics.input,
+        'pe.origin.partition': String(origin.partition),
+        'pe.origin.offset': String(origin.offset),
+        'pe.failed-at': new Date().toISOString(),
+      });
+    }
+
+    const replay = await runCli(['dlq', 'replay', '--code', tooLong.code], env);
+    expect(replay.stderr).toBe('');
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toContain('replayed 7 records');
+    const copies = (await replayedCopies()).filter((m) => keys.includes(m.key?.toString() ?? ''));
+    expect(copies.map((m) => m.key?.toString()).sort()).toEqual(keys);
+    for (const copy of copies) expect(copy.value?.equals(big(copy.key?.toString() ?? ''))).toBe(true);
+  }, 120_000);
+
   it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {
     const missing = { ...topics, deadLetters: `${topics.deadLetters}-missing` };
     const started = Date.now();

@@ -1,6 +1,8 @@
 import { Option, type Command } from 'commander';
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
+import { requestsWithin } from '../../kafka/record-size.ts';
+import { topicLimits } from '../../kafka/topic-limits.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
@@ -193,22 +195,23 @@ export function registerDlqReplay(program: Command): void {
         );
       for (const [reason, count] of byReason) console.log(`  ${reason}: ${count}`);
       if (options.dryRun || chosen.length === 0) return;
+      const messages = chosen.map(({ message: m, partition }) => ({
+        key: m.key,
+        value: m.value,
+        headers: {
+          ...originalHeaders(m),
+          // The dead letter's own position (its origin is in its pe.origin.* headers).
+          'pe.replayed-from': `${config.topics.deadLetters}:${partition}:${m.offset}`,
+        },
+      }));
+      // In one request the broker refused every partition whose letters added up to more than
+      // the input topic takes (MESSAGE_TOO_LARGE), after the other partitions' were written.
+      const limit = (await topicLimits(kafka, [config.topics.input])).get(config.topics.input) as number;
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       try {
-        await producer.send({
-          topic: config.topics.input,
-          acks: -1,
-          messages: chosen.map(({ message: m, partition }) => ({
-            key: m.key,
-            value: m.value,
-            headers: {
-              ...originalHeaders(m),
-              // The dead letter's own position (its origin is in its pe.origin.* headers).
-              'pe.replayed-from': `${config.topics.deadLetters}:${partition}:${m.offset}`,
-            },
-          })),
-        });
+        for (const request of requestsWithin(messages, limit))
+          await producer.send({ topic: config.topics.input, acks: -1, messages: request });
       } finally {
         await producer.disconnect();
       }
