@@ -74,7 +74,19 @@ function scalar(value: unknown, rule: ScalarRule): unknown {
   if ('const' in rule) return rule.const;
   const found = read(value, rule.path);
   if (found === undefined || found === null) return null;
-  if (rule.as === 'string') return String(found);
+  if (rule.as === 'string') {
+    // String() of an object is "[object Object]" whatever it holds: every such record one partner.
+    if (typeof found === 'object') {
+      throw new MappingError(
+        'MAPPING_RULE_FAILED',
+        `${rule.path} is an object or a list, not a single value`,
+        {
+          details: { path: rule.path },
+        },
+      );
+    }
+    return String(found);
+  }
   const millis = typeof found === 'number' ? found : Date.parse(String(found));
   if (Number.isNaN(millis)) {
     throw new MappingError('MAPPING_RULE_FAILED', `${rule.path} is not a timestamp`, {

@@ -79,6 +79,29 @@ describe('mapping files', () => {
     await expect(decoder.decode(input)).rejects.toMatchObject({ code: 'DECODE_INVALID_UTF8' });
   });
 
+  it.each([
+    ['an object', { region: 'EU', seq: 9 }],
+    ['a list', ['EU', 9]],
+  ])(
+    'regression: %s read by a rule `as: string` became the text "[object Object]" (or the items joined), every such record one partner; now MAPPING_RULE_FAILED naming the path',
+    async (_kind, id) => {
+      const asString = { ...rules, fields: { ...rules.fields, partnerId: { path: '$.id', as: 'string' } } };
+      const { decoder } = await loadMappingFile(await mappingFile(asString));
+      const input = { id, company: { legalName: 'Acme' }, updatedAt: '2026-01-02T03:04:05Z' };
+      await expect(decoder.decode(Buffer.from(JSON.stringify(input)))).rejects.toMatchObject({
+        code: 'MAPPING_RULE_FAILED',
+        details: { path: '$.id' },
+      });
+    },
+  );
+
+  it('read a number or a boolean `as: string` as its text', async () => {
+    const asString = { ...rules, fields: { ...rules.fields, partnerId: { path: '$.id', as: 'string' } } };
+    const { decoder } = await loadMappingFile(await mappingFile(asString));
+    const input = { id: 12345, company: { legalName: 'Acme' }, updatedAt: '2026-01-02T03:04:05Z' };
+    expect((await decoder.decode(Buffer.from(JSON.stringify(input)))).partnerId).toBe('12345');
+  });
+
   it('give a record whose mapped fields have the wrong type a decode error with the path', async () => {
     const { decoder } = await loadMappingFile(await mappingFile(rules));
     await expect(
