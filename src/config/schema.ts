@@ -23,7 +23,7 @@ import {
 } from './sections/throughput.ts';
 import { nonEmptyString } from './fields.ts';
 
-export const configSchema = z.strictObject({
+const sections = z.strictObject({
   source: z.enum(['kafka', 'file']).default('kafka').describe('Where partner records come from.'),
   inputFormat: z
     .enum(['avro', 'json'])
@@ -54,6 +54,18 @@ export const configSchema = z.strictObject({
   tracing: tracingSection.prefault({}),
   shutdown: shutdownSection.prefault({}),
   rerunSchedule: rerunScheduleSection.prefault({}),
+});
+
+export const configSchema = sections.superRefine((config, ctx) => {
+  // A mapping file reads JSON: given Avro bytes, every record would be a dead letter whose
+  // reason ("not valid UTF-8", "not JSON") blames the publisher for the configuration.
+  if (config.source === 'kafka' && config.inputFormat === 'avro' && config.mapping.file !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['mapping', 'file'],
+      message: 'maps JSON input: set inputFormat json, or leave mapping.file unset for Avro input',
+    });
+  }
 });
 
 /** The validated configuration: every default applied, every endpoint resolved. */

@@ -195,6 +195,15 @@ describe('cross-field checks', () => {
     expect(error.message).toContain('must differ from topics.input');
   });
 
+  it('regression: a mapping file with Avro Kafka input (the default inputFormat) passed, and `run` dead-lettered every Avro record as "JSON input is not valid UTF-8"; now refused naming mapping.file', () => {
+    const mapping = { file: '/etc/partner-enrich/mapping.json' };
+    const error = invalid({ mapping });
+    expect(problemPaths(error)).toEqual(['mapping.file']);
+    expect(error.message).toContain('inputFormat json');
+    expect(() => loadConfig({ env: API_KEY_ENV, overrides: { mapping, inputFormat: 'json' } })).not.toThrow();
+    expect(() => loadConfig({ env: API_KEY_ENV, overrides: { mapping, source: 'file' } })).not.toThrow();
+  });
+
   it('require the schema registry user name and password together', () => {
     expect(problemPaths(invalid({ schemaRegistry: { username: 'registry-user' } }))).toEqual([
       'schemaRegistry.password',
