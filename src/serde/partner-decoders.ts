@@ -58,6 +58,12 @@ export function jsonPartnerDecoder(): PartnerDecoder {
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new SerdeError('DECODE_NOT_JSON', 'not a JSON object');
       }
+      const path = invalidUtf8Path(parsed);
+      if (path !== undefined) {
+        throw new SerdeError('DECODE_INVALID_UTF8', `JSON string ${path} escapes a lone surrogate`, {
+          details: { path },
+        });
+      }
       let filled: unknown;
       try {
         // clone() fills in the schema's defaults for missing fields.

@@ -133,9 +133,14 @@ export function stringsAsBytes(writer: avro.Type): avro.Type {
   return avro.Type.forSchema(convert(written) as avro.Schema, { logicalTypes: {} });
 }
 
-/** The path of the first string whose bytes are not UTF-8, in a value read with stringsAsBytes(). */
+/**
+ * The path of the first string whose bytes are not UTF-8, in a value read with stringsAsBytes(),
+ * or that holds a lone surrogate, as parsed JSON may (a `\ud800` escape): no UTF-8 can carry it,
+ * so the outputs would write bytes that are not UTF-8 either.
+ */
 export function invalidUtf8Path(value: unknown, path: string[] = []): string | undefined {
   if (Buffer.isBuffer(value)) return isUtf8(value) ? undefined : path.join('.') || '(root)';
+  if (typeof value === 'string') return value.isWellFormed() ? undefined : path.join('.') || '(root)';
   if (value === null || typeof value !== 'object') return undefined;
   const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
   for (const [key, item] of entries) {

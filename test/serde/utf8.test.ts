@@ -100,6 +100,23 @@ describe('JSON partner decoder', () => {
     });
   });
 
+  it('regression: a JSON string escaping a lone surrogate (\\ud800) was looked up and written to the storage topic as bytes that are not UTF-8; now DECODE_INVALID_UTF8 naming the field', async () => {
+    const json = Buffer.from(
+      '{"partnerId":"P","sourceSystem":"S","names":["Muster GmbH","Muster\\ud800GmbH"],"changedAt":1}',
+    );
+    await expect(jsonPartnerDecoder().decode(json)).rejects.toMatchObject({
+      code: 'DECODE_INVALID_UTF8',
+      details: { path: 'names.1' },
+    });
+  });
+
+  it('decodes an escaped surrogate pair, which is one character', async () => {
+    const json = Buffer.from(
+      '{"partnerId":"P","sourceSystem":"S","names":["Rocket \\ud83d\\ude80"],"changedAt":1}',
+    );
+    expect((await jsonPartnerDecoder().decode(json)).names).toEqual(['Rocket 🚀']);
+  });
+
   it('decodes a genuine U+FFFD', async () => {
     const json = Buffer.from(
       '{"partnerId":"P","sourceSystem":"S","names":["Muster\uFFFDGmbH"],"changedAt":1}',
