@@ -44,21 +44,27 @@ function checkFields(type: avro.Type, value: unknown): PartnerRecord {
   return value as PartnerRecord;
 }
 
+/** A JSON escape of a UTF-16 surrogate (`\uD800` to `\uDFFF`), paired or not. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
 export function jsonPartnerDecoder(): PartnerDecoder {
   const type = pipelineSchema('PartnerRecord').type;
   return {
     async decode(value) {
       checkUtf8(value);
+      const text = value.toString('utf8');
       let parsed: unknown;
       try {
-        parsed = JSON.parse(value.toString('utf8'));
+        parsed = JSON.parse(text);
       } catch (error) {
         throw new SerdeError('DECODE_NOT_JSON', `not JSON: ${(error as Error).message}`);
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         throw new SerdeError('DECODE_NOT_JSON', 'not a JSON object');
       }
-      const path = invalidUtf8Path(parsed);
+      // Text that is UTF-8 (checked above) holds no lone surrogate: only an escape can make one,
+      // so the walk over every string is for the records that have one.
+      const path = SURROGATE_ESCAPE.test(text) ? invalidUtf8Path(parsed) : undefined;
       if (path !== undefined) {
         throw new SerdeError('DECODE_INVALID_UTF8', `JSON string ${path} escapes a lone surrogate`, {
           details: { path },
