@@ -89,6 +89,12 @@ export const KAFKA_ERROR_CODES = [
    * ({ topic, reason }), created.
    */
   'TOPIC_CREATE_REFUSED',
+  /**
+   * `dlq replay`: a dead letter whose copy alone is larger than the input topic's
+   * max.message.bytes: no request can carry it, so it is not sent; the others are. One line
+   * each, and the command exits 2. details: deadLetter (`topic:partition:offset`), bytes, limit.
+   */
+  'REPLAY_RECORD_TOO_LARGE',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];

@@ -14,7 +14,7 @@ import {
   testTopics,
   waitForFinished,
 } from '../support/enrichment.ts';
-import { kafkaClient, uniqueName } from '../support/kafka.ts';
+import { kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
 
 interface Position {
   partition: number;
@@ -191,6 +191,67 @@ describe('dlq replay against Kafka', () => {
     );
     expect(result.code).toBe(2);
     expect(Date.now() - started).toBeLessThan(30_000);
+  }, 120_000);
+});
+
+describe('dlq replay of a dead letter larger than the input topic takes', () => {
+  const kafka = kafkaClient();
+  const topics = testTopics('dlq-oversize');
+  const env = cliEnv('http://127.0.0.1:9', topics, uniqueName('dlq-oversize-group'));
+  const limit = 20_000;
+  let drop: () => Promise<void>;
+
+  beforeAll(async () => {
+    drop = await createTopicsFor(kafka, topics);
+    await setTopicLimit(kafka, topics.input, limit);
+  });
+  afterAll(async () => {
+    await drop?.();
+  });
+
+  const deadLetter = (key: string, value: Buffer) =>
+    send(kafka, topics.deadLetters, key, value, {
+      'pe.stage': 'mapping',
+      'pe.error.code': 'MAPPING_FIELD_TOO_LONG',
+      'pe.error.message': 'names[0] is too long',
+      'pe.attempts': '0',
+      // Read from another topic: the input topic's own limit never saw it.
+      'pe.origin.topic': 'crm-export',
+      'pe.origin.partition': '0',
+      'pe.origin.offset': '7',
+      'pe.failed-at': new Date().toISOString(),
+    });
+
+  it('regression: dlq replay of one dead letter over the input topic max.message.bytes failed as an unexpected error (exit 1, a stack) with some others unsent; now the others are replayed and it is named as REPLAY_RECORD_TOO_LARGE, exit 2', async () => {
+    await deadLetter('S-1', Buffer.from('S-1 small'));
+    const big = await deadLetter('BIG-1', Buffer.alloc(50_000, 'b'));
+    await deadLetter('S-2', Buffer.from('S-2 small'));
+    const bigLine = new RegExp(
+      `^partner-enrich: REPLAY_RECORD_TOO_LARGE: dead letter ${topics.deadLetters}:${big.partition}:${big.offset} ` +
+        `takes 5\\d{4} bytes as a record batch, more than the input topic ${topics.input} takes \\(max.message.bytes ${limit}\\)`,
+      'm',
+    );
+
+    const dry = await runCli(['dlq', 'replay', '--dry-run'], env);
+    expect(dry.stderr).toMatch(bigLine);
+    expect(dry.stdout).toContain('1 left out: larger than the input topic takes');
+    expect(dry.stdout).toContain('mapping/MAPPING_FIELD_TOO_LONG: 2');
+    expect(dry.code).toBe(2);
+
+    const replay = await runCli(['dlq', 'replay'], env);
+    expect(replay.stderr).not.toContain('unexpected failure');
+    expect(replay.stderr.match(/REPLAY_RECORD_TOO_LARGE/g)).toHaveLength(1);
+    expect(replay.stderr).toMatch(bigLine);
+    expect(replay.stdout).toContain('replayed 2 records');
+    expect(replay.code).toBe(2);
+    const copies = (await readAll(kafka, topics.input)).filter((m) => m.headers?.['pe.replayed-from']);
+    expect(copies.map((m) => m.key?.toString()).sort()).toEqual(['S-1', 'S-2']);
+
+    // Still not replayed the next time: still named, still exit 2; nothing is sent twice.
+    const again = await runCli(['dlq', 'replay'], env);
+    expect(again.stderr).toMatch(bigLine);
+    expect(again.code).toBe(2);
+    expect(await readAll(kafka, topics.input)).toHaveLength(2);
   }, 120_000);
 });
 

@@ -1,11 +1,13 @@
 import { Option, type Command } from 'commander';
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
-import { requestsWithin } from '../../kafka/record-size.ts';
+import { KafkaError } from '../../kafka/errors.ts';
+import { RECORD_BATCH_OVERHEAD, recordSize, requestsWithin } from '../../kafka/record-size.ts';
 import { topicLimits } from '../../kafka/topic-limits.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
+import { reportFailure } from '../failure.ts';
 import { isoTime } from '../option-parsers.ts';
 import { commandConfig } from '../options.ts';
 
@@ -160,7 +162,9 @@ export function registerDlqReplay(program: Command): void {
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
         'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out, ' +
-        'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay)',
+        'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay); ' +
+        "one larger than the input topic's max.message.bytes is not sent: each is named on stderr (REPLAY_RECORD_TOO_LARGE) " +
+        'and the command exits 2 once the others are sent (with --dry-run too)',
     )
     .addOption(new Option('--stage <stage>', 'only dead letters of this stage').choices(FAILURE_STAGES))
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')
@@ -182,9 +186,26 @@ export function registerDlqReplay(program: Command): void {
         if (take(message)) matching.push({ message, partition });
       });
       const superseded = await supersededLetters(kafka, config.topics, matching);
-      const chosen = matching.filter((letter) => !superseded.has(letter));
+      const copies = matching
+        .filter((letter) => !superseded.has(letter))
+        .map((letter) => {
+          const position = letterPosition(config.topics.deadLetters, letter);
+          const { message: m } = letter;
+          // The dead letter's own position (its origin is in its pe.origin.* headers).
+          const copy = {
+            key: m.key,
+            value: m.value,
+            headers: { ...originalHeaders(m), 'pe.replayed-from': position },
+          };
+          return { letter: m, position, copy, bytes: RECORD_BATCH_OVERHEAD + recordSize(copy) };
+        });
+      // The broker refuses a batch over the input topic's limit, and a copy over it alone fits in
+      // no request: sent, it failed the command half done.
+      const limit = (await topicLimits(kafka, [config.topics.input])).get(config.topics.input) as number;
+      const tooLarge = copies.filter(({ bytes }) => bytes > limit);
+      const chosen = copies.filter(({ bytes }) => bytes <= limit);
       const byReason = new Map<string, number>();
-      for (const { message: m } of chosen) {
+      for (const { letter: m } of chosen) {
         const reason = `${header(m, 'pe.stage')}/${header(m, 'pe.error.code')}`;
         byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
       }
@@ -193,24 +214,30 @@ export function registerDlqReplay(program: Command): void {
         console.log(
           `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay), or they were replayed before`,
         );
+      if (tooLarge.length > 0)
+        console.log(
+          `  ${tooLarge.length} left out: larger than the input topic takes (max.message.bytes ${limit}), named on stderr`,
+        );
       for (const [reason, count] of byReason) console.log(`  ${reason}: ${count}`);
+      for (const { position, bytes } of tooLarge)
+        process.exitCode = reportFailure(
+          new KafkaError(
+            'REPLAY_RECORD_TOO_LARGE',
+            `dead letter ${position} takes ${bytes} bytes as a record batch, more than the input topic ` +
+              `${config.topics.input} takes (max.message.bytes ${limit}): not replayed`,
+            { details: { deadLetter: position, bytes, limit } },
+          ),
+        );
       if (options.dryRun || chosen.length === 0) return;
-      const messages = chosen.map(({ message: m, partition }) => ({
-        key: m.key,
-        value: m.value,
-        headers: {
-          ...originalHeaders(m),
-          // The dead letter's own position (its origin is in its pe.origin.* headers).
-          'pe.replayed-from': `${config.topics.deadLetters}:${partition}:${m.offset}`,
-        },
-      }));
-      // In one request the broker refused every partition whose letters added up to more than
-      // the input topic takes (MESSAGE_TOO_LARGE), after the other partitions' were written.
-      const limit = (await topicLimits(kafka, [config.topics.input])).get(config.topics.input) as number;
       const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
       await producer.connect();
       try {
-        for (const request of requestsWithin(messages, limit))
+        // In one request the broker refused every partition whose letters added up to more than
+        // the input topic takes (MESSAGE_TOO_LARGE), after the other partitions' were written.
+        for (const request of requestsWithin(
+          chosen.map(({ copy }) => copy),
+          limit,
+        ))
           await producer.send({ topic: config.topics.input, acks: -1, messages: request });
       } finally {
         await producer.disconnect();
