@@ -6,6 +6,7 @@
 // to a programmer, were out of range.
 import { InvalidArgumentError } from 'commander';
 import { decimalNumber } from '../config/decimal.ts';
+import { isCalendarDay } from '../iso-time.ts';
 
 export const nonEmpty = (value: string): string => {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty');
@@ -60,9 +61,7 @@ export const isoTime =
     // Date.parse rolls a day the month does not have over into the next one (2030-02-30 is
     // March 2): a --start-at or --not-looked-up-since two days off, taken without a word.
     const [, year, month, day] = date as RegExpExecArray;
-    const calendar = new Date(0);
-    calendar.setUTCFullYear(Number(year), Number(month) - 1, Number(day)); // Date.UTC maps years 0-99 to 19xx
-    if (calendar.getUTCMonth() !== Number(month) - 1 || calendar.getUTCDate() !== Number(day))
+    if (!isCalendarDay(Number(year), Number(month), Number(day)))
       throw new InvalidArgumentError(`${rule}: ${year}-${month}-${day} is not a day of the calendar.`);
     return ms;
   };

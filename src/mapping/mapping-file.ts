@@ -13,6 +13,7 @@ import { z } from 'zod';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import { jsonPartnerDecoder } from '../serde/partner-decoders.ts';
 import { checkUtf8 } from '../serde/utf8.ts';
+import { rfc3339Millis } from '../iso-time.ts';
 import { MappingError } from './errors.ts';
 
 const path = z.string().regex(/^\$(\.[A-Za-z_][\w-]*|\[\d+\])*$/, 'must be a path like $.a.b or $.list[0]');
@@ -87,11 +88,17 @@ function scalar(value: unknown, rule: ScalarRule): unknown {
     }
     return String(found);
   }
-  const millis = typeof found === 'number' ? found : Date.parse(String(found));
-  if (Number.isNaN(millis)) {
-    throw new MappingError('MAPPING_RULE_FAILED', `${rule.path} is not a timestamp`, {
-      details: { path: rule.path },
-    });
+  const millis =
+    typeof found === 'string' ? rfc3339Millis(found) : Number.isSafeInteger(found) ? found : undefined;
+  if (millis === undefined) {
+    // Enough to recognise the shape; the whole record is in the dead letter.
+    const value = JSON.stringify(found).slice(0, 100);
+    throw new MappingError(
+      'MAPPING_RULE_FAILED',
+      `${rule.path} is ${value}, not a timestamp: an RFC 3339 date-time with its offset ` +
+        `(2030-01-31T02:00:00Z), a date (2030-01-31) or epoch milliseconds as a whole number`,
+      { details: { path: rule.path, value } },
+    );
   }
   return millis;
 }

@@ -95,6 +95,44 @@ describe('mapping files', () => {
     },
   );
 
+  const changedAt = async (updatedAt: unknown) => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    const input = { id: 'C-9', company: { legalName: 'Acme' }, updatedAt };
+    return (await decoder.decode(Buffer.from(JSON.stringify(input)))).changedAt;
+  };
+
+  it.each([
+    ['a number', '1'],
+    ['a day the month does not have', '2030-02-30T00:00:00Z'],
+    ['a date-time without an offset, in the local time zone', '2030-01-31T02:00:00'],
+    ['a month/day/year date', '12/31/2030'],
+    ['prose', 'Tuesday 5 March 2030'],
+    ['a time alone', '02:00:00Z'],
+    ['a fraction of a millisecond as a number', 1.5],
+    ['a boolean', true],
+  ])(
+    'regression: %s read by a rule `as: timestamp` (%j) was taken through Date.parse ("1" as 2001-01-01, 2030-02-30 as March 2); now MAPPING_RULE_FAILED naming the path and value',
+    async (_kind, value) => {
+      const failure = changedAt(value);
+      await expect(failure).rejects.toMatchObject({
+        code: 'MAPPING_RULE_FAILED',
+        details: { path: '$.updatedAt', value: JSON.stringify(value) },
+      });
+      await expect(failure).rejects.toThrow(`$.updatedAt is ${JSON.stringify(value)}, not a timestamp`);
+    },
+  );
+
+  it.each([
+    ['2030-01-31T02:00:00Z', Date.UTC(2030, 0, 31, 2)],
+    ['2030-01-31t02:00:00.5z', Date.UTC(2030, 0, 31, 2, 0, 0, 500)],
+    ['2030-01-31T02:00:00.123456789+01:00', Date.UTC(2030, 0, 31, 1, 0, 0, 123)],
+    ['2030-01-31', Date.UTC(2030, 0, 31)],
+    ['2028-02-29T00:00:00-05:30', Date.UTC(2028, 1, 29, 5, 30)],
+    [1_700_000_000_000, 1_700_000_000_000],
+  ])('read %j `as: timestamp` as %d epoch ms', async (value, millis) => {
+    expect(await changedAt(value)).toBe(millis);
+  });
+
   it('read a number or a boolean `as: string` as its text', async () => {
     const asString = { ...rules, fields: { ...rules.fields, partnerId: { path: '$.id', as: 'string' } } };
     const { decoder } = await loadMappingFile(await mappingFile(asString));
