@@ -7,6 +7,7 @@ import { stat } from 'node:fs/promises';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord } from '../pipeline/records.ts';
+import { withoutBom } from '../serde/utf8.ts';
 import { fileError, FilesError } from './errors.ts';
 
 const LF = 0x0a;
@@ -133,7 +134,9 @@ function isBlank(bytes: Buffer): boolean {
 /** A line over the size limit is a record whatever it holds: what it holds was not kept. */
 const isRecord = (line: FileLine): boolean => line.length !== undefined || !isBlank(line.bytes);
 
-function tombstoneKey(bytes: Buffer): string | undefined {
+function tombstoneKey(line: Buffer): string | undefined {
+  // A line of files concatenated may start with a byte order mark of its own.
+  const bytes = withoutBom(line);
   // Invalid UTF-8 is no tombstone: the decoder dead-letters it with its bytes.
   if (!bytes.includes('"deleted"') || !isUtf8(bytes)) return undefined;
   try {

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
 import { jsonPartnerDecoder } from '../serde/partner-decoders.ts';
-import { checkUtf8 } from '../serde/utf8.ts';
+import { checkUtf8, withoutBom } from '../serde/utf8.ts';
 import { rfc3339Millis } from '../iso-time.ts';
 import { MappingError } from './errors.ts';
 
@@ -170,7 +170,8 @@ export async function loadMappingFile(
   return {
     rules,
     decoder: {
-      async decode(value) {
+      async decode(bytes) {
+        const value = withoutBom(bytes);
         checkUtf8(value);
         let input: unknown;
         try {

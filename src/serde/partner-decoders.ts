@@ -7,7 +7,7 @@ import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { blockCountCheck } from './block-counts.ts';
 import { SerdeError } from './errors.ts';
-import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes } from './utf8.ts';
+import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes, withoutBom } from './utf8.ts';
 
 export interface PartnerDecoder {
   decode(value: Buffer): Promise<PartnerRecord>;
@@ -50,7 +50,8 @@ const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 export function jsonPartnerDecoder(): PartnerDecoder {
   const type = pipelineSchema('PartnerRecord').type;
   return {
-    async decode(value) {
+    async decode(bytes) {
+      const value = withoutBom(bytes);
       checkUtf8(value);
       const text = value.toString('utf8');
       let parsed: unknown;

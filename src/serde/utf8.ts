@@ -16,6 +16,14 @@ export function checkUtf8(value: Buffer): void {
   if (!isUtf8(value)) throw new SerdeError('DECODE_INVALID_UTF8', 'JSON input is not valid UTF-8');
 }
 
+/**
+ * JSON input without a leading UTF-8 byte order mark, which Windows tools write and RFC 8259
+ * lets a parser ignore (JSON.parse refuses it). A view of the same bytes: this runs for every
+ * record.
+ */
+export const withoutBom = (value: Buffer): Buffer =>
+  value[0] === 0xef && value[1] === 0xbb && value[2] === 0xbf ? value.subarray(3) : value;
+
 type Scan = (value: unknown) => boolean;
 
 /**

@@ -133,6 +133,14 @@ describe('mapping files', () => {
     expect(await changedAt(value)).toBe(millis);
   });
 
+  it('regression: JSON input starting with a UTF-8 byte order mark was MAPPING_RULE_FAILED "input is not JSON"; now it maps as without it', async () => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    const input = Buffer.from(JSON.stringify({ id: 'C-9', company: { legalName: 'Acme' }, updatedAt: 5 }));
+    expect(await decoder.decode(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), input]))).toEqual(
+      await decoder.decode(input),
+    );
+  });
+
   it('read a number or a boolean `as: string` as its text', async () => {
     const asString = { ...rules, fields: { ...rules.fields, partnerId: { path: '$.id', as: 'string' } } };
     const { decoder } = await loadMappingFile(await mappingFile(asString));

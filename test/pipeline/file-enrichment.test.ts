@@ -403,6 +403,28 @@ describe('the pipeline, per partner', () => {
     expect(summary.recordsIn).toBe(2);
   });
 
+  it('regression: a UTF-8 byte order mark at the start of a later line (files saved with one, concatenated) dead-lettered that record as DECODE_NOT_JSON, and a tombstone behind one was no tombstone; now each is read as without it', async () => {
+    const partners = [64, 65].map((i) => partnerOf(organization(i), `BOM-${i}`, 'ERP', 1));
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const bytes = Buffer.concat([
+      Buffer.from(`${line(partners[0] as PartnerRecord)}\n`),
+      bom,
+      Buffer.from(`${line(partners[1] as PartnerRecord)}\n`),
+      bom,
+      Buffer.from(`${JSON.stringify({ partnerId: 'BOM-64', deleted: true })}\n`),
+    ]);
+    const { matches, deadLetters, events, summary } = await enrich(sandbox, bytes);
+
+    expect(deadLetters).toEqual([]);
+    expect(matches.map((m) => m['partnerId'])).toEqual(['BOM-64', 'BOM-65', 'BOM-64']);
+    expect(events.map((e) => `${e['type']} ${e['partnerId']}`).sort()).toEqual([
+      'BusinessPartnerCreated BOM-64',
+      'BusinessPartnerCreated BOM-65',
+      'BusinessPartnerDeleted BOM-64',
+    ]);
+    expect(summary.outcomes.get('DELETED')).toBe(1);
+  });
+
   it('regression: invalid UTF-8 in a line was read as U+FFFD and looked up (the original bytes lost), not dead-lettered DECODE_INVALID_UTF8', async () => {
     const partner = partnerOf(organization(62), 'LATIN1', 'ERP', 1);
     // The name as a Latin-1 file has it: 0xfc, a byte no UTF-8 text holds alone.

@@ -477,4 +477,30 @@ describe('partner-enrich run on Kafka with JSON input', () => {
     expect(deadLetter?.headers?.['pe.error.code']?.toString()).toBe('DECODE_INVALID_FIELDS');
     expect(summary.outcomes.get('MATCH')).toBeGreaterThan(partners.length / 2);
   });
+
+  it('regression: a JSON value starting with a UTF-8 byte order mark was dead-lettered DECODE_NOT_JSON (the invisible mark in its message); now it is read as without it', async () => {
+    const [partner] = upstreamPartners(generateDataset({ organizations: 1_000, seed: SEED }), {
+      count: 1,
+      seed: SEED + 1,
+      invalid: 0,
+      resent: 0,
+      updated: 0,
+    }).map((record) => ({ ...(record.partner as PartnerRecord), partnerId: 'J-BOM' }));
+    const json = Buffer.from(JSON.stringify(partner));
+    await produce(kafka, topics.input, [
+      { key: 'J-BOM', value: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) },
+    ]);
+    const config = testConfig(sandbox.url, topics, { inputFormat: 'json' });
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(config, summary);
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, 1);
+    await enrichment.stop(10_000);
+
+    const ofPartner = (messages: { key: Buffer | null }[]) =>
+      messages.filter((m) => m.key?.toString() === 'J-BOM');
+    expect(ofPartner(await readAll(kafka, topics.deadLetters))).toEqual([]);
+    expect(ofPartner(await readAll(kafka, topics.matches))).toHaveLength(1);
+    expect(ofPartner(await readAll(kafka, topics.storage))).toHaveLength(1);
+  });
 });
