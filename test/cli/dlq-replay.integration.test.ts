@@ -179,6 +179,35 @@ describe('dlq replay against Kafka', () => {
     for (const copy of copies) expect(copy.value?.equals(big(copy.key?.toString() ?? ''))).toBe(true);
   }, 120_000);
 
+  it('regression: dlq replay left out a dead letter its filter took whose bytes were dropped (pe.value-dropped) without a word ("1 of 2 match"); now it is counted as left out', async () => {
+    const dropped = { stage: 'output', code: 'OUTPUT_TOO_LARGE' };
+    const since = new Date().toISOString();
+    const origin = await send(kafka, topics.input, 'V-1', Buffer.from('V-1 as published'));
+    await send(kafka, topics.deadLetters, 'V-1', null, {
+      'pe.stage': dropped.stage,
+      'pe.error.code': dropped.code,
+      'pe.error.message': 'matches message of 2000000 bytes is over the 1048588 bytes topic accepts',
+      'pe.attempts': '0',
+      'pe.origin.topic': topics.input,
+      'pe.origin.partition': String(origin.partition),
+      'pe.origin.offset': String(origin.offset),
+      'pe.failed-at': new Date().toISOString(),
+      'pe.value-dropped': '2000000',
+    });
+    const kept = await send(kafka, topics.input, 'V-2', Buffer.from('V-2 as published'));
+    await deadLetter('V-2', kept, dropped);
+
+    const replay = await runCli(['dlq', 'replay', '--code', dropped.code, '--since', since], env);
+    expect(replay.code, replay.stderr).toBe(0);
+    expect(replay.stdout).toMatch(/^2 of \d+ dead letters match$/m);
+    expect(replay.stdout).toContain(
+      "  1 left out: the record's bytes were too large to keep in the dead letter (pe.value-dropped)",
+    );
+    expect(replay.stdout).toContain(`${dropped.stage}/${dropped.code}: 1`);
+    const copies = (await replayedCopies()).filter((m) => m.key?.toString().startsWith('V-'));
+    expect(copies.map((m) => m.key?.toString())).toEqual(['V-2']);
+  });
+
   it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {
     const missing = { ...topics, deadLetters: `${topics.deadLetters}-missing` };
     const started = Date.now();

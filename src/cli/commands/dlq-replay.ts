@@ -27,16 +27,19 @@ const header = (message: KafkaMessage, name: string): string | undefined =>
 const originalHeaders = (message: KafkaMessage): IHeaders =>
   Object.fromEntries(Object.entries(message.headers ?? {}).filter(([name]) => !isPipelineHeader(name)));
 
-/** Which dead letters a replay takes: every given filter must hold, and the original bytes must be there. */
+/** Which dead letters a replay's filters take: every given filter must hold. */
 export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage) => boolean {
   const { since } = options;
   return (message) =>
-    header(message, VALUE_DROPPED_HEADER) === undefined &&
     (options.stage === undefined || header(message, 'pe.stage') === options.stage) &&
     (options.code === undefined || header(message, 'pe.error.code') === options.code) &&
     (options.partner === undefined || message.key?.toString() === options.partner) &&
     (since === undefined || Date.parse(header(message, 'pe.failed-at') ?? '') >= since);
 }
+
+/** A dead letter without the original bytes (too large to keep): its replay would publish an empty value. */
+export const bytesDropped = (message: KafkaMessage): boolean =>
+  header(message, VALUE_DROPPED_HEADER) !== undefined;
 
 interface Letter {
   message: KafkaMessage;
@@ -161,7 +164,7 @@ export function registerDlqReplay(program: Command): void {
     .command('replay')
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
-        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out, ' +
+        'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out and counted, ' +
         'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay); ' +
         "one larger than the input topic's max.message.bytes is not sent: each is named on stderr (REPLAY_RECORD_TOO_LARGE) " +
         'and the command exits 2 once the others are sent (with --dry-run too)',
@@ -182,8 +185,11 @@ export function registerDlqReplay(program: Command): void {
       await assertTopicsExist(kafka, [config.topics.deadLetters, config.topics.input]);
       const take = deadLetterFilter(options);
       const matching: Letter[] = [];
+      let dropped = 0;
       const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {
-        if (take(message)) matching.push({ message, partition });
+        if (!take(message)) return;
+        if (bytesDropped(message)) dropped += 1;
+        else matching.push({ message, partition });
       });
       const superseded = await supersededLetters(kafka, config.topics, matching);
       const copies = matching
@@ -209,7 +215,11 @@ export function registerDlqReplay(program: Command): void {
         const reason = `${header(m, 'pe.stage')}/${header(m, 'pe.error.code')}`;
         byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
       }
-      console.log(`${matching.length} of ${seen} dead letters match`);
+      console.log(`${matching.length + dropped} of ${seen} dead letters match`);
+      if (dropped > 0)
+        console.log(
+          `  ${dropped} left out: the record's bytes were too large to keep in the dead letter (pe.value-dropped); send it again from its source`,
+        );
       if (superseded.size > 0)
         console.log(
           `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay), or they were replayed before`,
