@@ -7,6 +7,7 @@ import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { blockCountCheck } from './block-counts.ts';
 import { SerdeError } from './errors.ts';
+import { nullableReader } from './nullable-reader.ts';
 import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes, withoutBom } from './utf8.ts';
 
 export interface PartnerDecoder {
@@ -84,7 +85,11 @@ export function jsonPartnerDecoder(): PartnerDecoder {
 }
 
 interface KnownWriter {
+  /** The pipeline's reader, or its nullable form for a writer that makes a required field nullable. */
+  reader: avro.Type;
   resolver: avro.Resolver;
+  /** Decoded with the nullable reader: each record is checked against the pipeline's reader. */
+  nullable: boolean;
   /** Throws on a block count avsc would allocate before noticing the bytes end (see block-counts.ts). */
   checkBlocks(body: Buffer): void;
   /** The writer schema with strings read as bytes, built on first need (see utf8.ts). */
@@ -104,6 +109,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
   // A schema id names one schema for good: one that cannot be built or resolved is refused for
   // every record that names it, with the reason found once, not asked for again each time.
   const writers = new Map<number, KnownWriter | { refused: string }>();
+  let nullable: avro.Type | undefined;
 
   const incompatible = (schemaId: number, reason: string) =>
     new SerdeError('DECODE_INCOMPATIBLE_SCHEMA', `schema id ${schemaId}: ${reason}`, {
@@ -147,15 +153,21 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
         cause: error,
       });
     }
-    let resolver: avro.Resolver;
+    let resolved: Pick<KnownWriter, 'reader' | 'resolver' | 'nullable'>;
     try {
-      resolver = reader.createResolver(writer);
+      resolved = { reader, resolver: reader.createResolver(writer), nullable: false };
     } catch (error) {
-      refuse(schemaId, error);
+      try {
+        nullable ??= nullableReader(reader);
+        resolved = { reader: nullable, resolver: nullable.createResolver(writer), nullable: true };
+      } catch {
+        // The reason of the pipeline's own reader: it names what the writer cannot give.
+        refuse(schemaId, error);
+      }
     }
     let strict: avro.Type | undefined;
     const entry = {
-      resolver,
+      ...resolved,
       checkBlocks: blockCountCheck(writer),
       strict: () => (strict ??= stringsAsBytes(writer)),
     };
@@ -178,7 +190,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     let decoded: unknown;
     try {
       writer.checkBlocks(body);
-      decoded = reader.fromBuffer(body, writer.resolver);
+      decoded = writer.reader.fromBuffer(body, writer.resolver);
     } catch (error) {
       throw new SerdeError(
         'DECODE_CORRUPT_AVRO',
@@ -188,6 +200,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
         },
       );
     }
+    if (writer.nullable) checkFields(reader, decoded);
     // A U+FFFD is either genuine or avsc's stand-in for invalid bytes: only the bytes tell.
     if (hasReplacementChar(decoded)) {
       let path: string | undefined;
@@ -209,7 +222,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
         });
       }
     }
-    // Decoded with the reader schema, the record fits it by construction: no second check.
+    // Decoded with the reader schema (or checked above), the record fits it: no second check.
     return decoded as PartnerRecord;
   }
 

@@ -2,9 +2,11 @@
 // field is a dead letter, a genuine U+FFFD decodes; and against a registry that never answers.
 import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchemaRegistry } from '../../src/cli/enrichment.ts';
 import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { partnerEncoder } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
@@ -30,7 +32,28 @@ beforeAll(async () => {
   header = wire.subarray(0, 5);
 });
 
-afterAll(() => deleteSubject(`${topic}-value`));
+afterAll(async () => {
+  await deleteSubject(`${topic}-value`);
+  await deleteSubject(`${topic}-nullable-value`);
+});
+
+/**
+ * An upstream writer schema generated from nullable columns: the partner id and each
+ * identifier's type a union with null, where the pipeline's reader requires a string.
+ */
+function nullableWriter(): object {
+  const schema = JSON.parse(pipelineSchema('PartnerRecord').text) as {
+    fields: { name: string; type: unknown }[];
+  };
+  for (const field of schema.fields) {
+    if (field.name === 'partnerId') field.type = ['null', 'string'];
+    if (field.name === 'identifiers') {
+      const items = (field.type as { items: { fields: { name: string; type: unknown }[] } }).items;
+      for (const inner of items.fields) if (inner.name === 'type') inner.type = ['null', 'string'];
+    }
+  }
+  return schema;
+}
 
 describe('Avro partner decoder (real schema registry)', () => {
   it('regression: invalid UTF-8 in a string field is a dead letter (DECODE_INVALID_UTF8), not U+FFFD looked up', async () => {
@@ -40,6 +63,39 @@ describe('Avro partner decoder (real schema registry)', () => {
       canRetry: false,
       details: { path: 'names.0' },
     });
+  });
+
+  it('regression: a writer schema with a required field nullable was DECODE_INCOMPATIBLE_SCHEMA for every record; now each record decodes unless it carries the null (DECODE_INVALID_FIELDS naming the field)', async () => {
+    const { id } = await registry.register(
+      { type: SchemaType.AVRO, schema: JSON.stringify(nullableWriter()) },
+      { subject: `${topic}-nullable-value` },
+    );
+    const partner = {
+      partnerId: 'P-2',
+      sourceSystem: 'ERP',
+      names: ['Muster GmbH'],
+      legalForm: null,
+      addresses: [],
+      identifiers: [{ type: 'LEI', value: '529900T8BM49AURSDO55', country: null }],
+      taxNumbers: [],
+      changedAt: 1,
+    };
+    const decoder = avroPartnerDecoder(registry);
+    expect(await decoder.decode(await registry.encode(id, partner))).toEqual(partner);
+    await expect(
+      decoder.decode(await registry.encode(id, { ...partner, partnerId: null })),
+    ).rejects.toMatchObject({
+      code: 'DECODE_INVALID_FIELDS',
+      canRetry: false,
+      details: { paths: ['partnerId'] },
+    });
+    const untyped = { ...partner, identifiers: [{ type: null, value: 'X', country: null }] };
+    await expect(decoder.decode(await registry.encode(id, untyped))).rejects.toMatchObject({
+      code: 'DECODE_INVALID_FIELDS',
+      details: { paths: ['identifiers.0.type'] },
+    });
+    // Decoded without waiting once the writer is known, the same way.
+    expect(decoder.decodeNow?.(await registry.encode(id, partner))).toEqual(partner);
   });
 
   it('decodes a genuine U+FFFD', async () => {
