@@ -20,43 +20,44 @@ import { isTopicLost, TopicWatch } from './topic-watch.ts';
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
 
 /**
- * The transactional id that every start of a job of `inputTopic` takes (`rerun start`, `run`'s
- * schedule at a slot): starting a producer with it fences the start before (its write
- * fails), which makes read-decide-write one step.
+ * The transactional id that every write of a job of `inputTopic` takes (`rerun start`, `run`'s
+ * schedule at a slot, pause, resume, cancel, throttle): starting a producer with it fences the
+ * write before (its send or commit fails), which makes read-decide-write one step. Named after
+ * starts, which took it first: a cluster's ACLs grant it by that name.
  */
-export const startTransactionalId = (stateTopic: string, inputTopic: string): string =>
+export const jobTransactionalId = (stateTopic: string, inputTopic: string): string =>
   `${stateTopic}.rerun-start.${inputTopic}`;
 
-/** Starts fenced in turn by other starts of the same input topic before one gives up. */
-const START_ATTEMPTS = 5;
+/** Writes fenced in turn by other writes of the same input topic's jobs before one gives up. */
+const WRITE_ATTEMPTS = 5;
 
 /**
- * A start's commit that failed: whether it took effect is not known. A commit raced by the
- * start that fences it is answered in several ways besides a fencing error (Kafka 4.4 in
+ * A job write's commit that failed: whether it took effect is not known. A commit raced by the
+ * write that fences it is answered in several ways besides a fencing error (Kafka 4.4 in
  * test/cli/rerun.integration.test.ts: UNKNOWN_SERVER_ERROR once and CONCURRENT_TRANSACTIONS
  * once in about 110 pairs of starts; brokers with transactions v2, INVALID_TXN_STATE:
  * KAFKA-20785). Deciding again finds out: the job is there, or it is not.
  */
 class CommitUncertain extends Error {}
 
-const isStartRace = (error: unknown): boolean => isFenced(error) || error instanceof CommitUncertain;
+const isWriteRace = (error: unknown): boolean => isFenced(error) || error instanceof CommitUncertain;
 
 /**
- * A start's transaction holds one record from its send to its commit (milliseconds); a start
- * killed in between leaves it open, and read_committed readers of the state topic (the
+ * A job write's transaction holds one record from its send to its commit (milliseconds); a
+ * writer killed in between leaves it open, and read_committed readers of the state topic (the
  * ledger, the executors) wait at its offset until the broker aborts it after this long, or
- * the next start of the same input topic does.
+ * the next write of a job of the same input topic does.
  */
-const START_TRANSACTION_TIMEOUT_MS = 10_000;
+const WRITE_TRANSACTION_TIMEOUT_MS = 10_000;
 
 /**
- * How long a start waits for its committed job to become readable: a transaction ahead of it
- * that a killed start left open ends within its timeout plus the broker's check for timed-out
+ * How long a write waits for its committed job to become readable: a transaction ahead of it
+ * that a killed writer left open ends within its timeout plus the broker's check for timed-out
  * transactions (transaction.abort.timed.out.transaction.cleanup.interval.ms, 10 s by default).
  */
-const READABLE_WAIT_MS = START_TRANSACTION_TIMEOUT_MS + 15_000;
+const READABLE_WAIT_MS = WRITE_TRANSACTION_TIMEOUT_MS + 15_000;
 
-/** The job as this start wrote it (a record is written whole, its id and times are the start's). */
+/** The job as this write tried it (a record is written whole, its times are the writer's). */
 const isSameJob = (stored: RerunJob | undefined, job: RerunJob): boolean =>
   stored !== undefined && JSON.stringify(stored) === JSON.stringify(job);
 
@@ -123,70 +124,112 @@ export class KafkaRerunJobStore implements RerunJobStore {
     return new Map(this.#progress.get(jobId));
   }
 
+  /**
+   * Writes the job whole over whatever is there: a request decided on a job read before would
+   * undo what another wrote since. Controls go through updateJob.
+   */
   async saveJob(job: RerunJob): Promise<void> {
     await this.#send(jobKey(job.id), job);
     this.#jobs.set(job.id, job);
   }
 
   /**
-   * Writes a new job unless `admit` throws, as one step against every other start of a job of
-   * the same input topic (a compare-and-set): the start's producer is started first, which
-   * fences any start under way, then the topic is read to its end (committed records only)
-   * and `admit` decides on what was read, then the job is written and committed in the
-   * producer's transaction. A start fenced by a later one (its send refused), or whose
-   * commit failed, decides again on what is there then, up to START_ATTEMPTS times: finding
-   * its own job (a commit that took effect after all, or another's identical record) it is
-   * done: 'found'. A start that comes after another's commit reads that job.
+   * Writes a new job unless `admit` throws, as one step against every other write of a job of
+   * the same input topic (a compare-and-set, see #writeAsOneStep). A start that comes after
+   * another's commit reads that job. 'found': a start raced by another write found the job
+   * there as it would have written it (its own commit after all, or another's identical record).
    */
   async createJob(job: RerunJob, admit: () => Promise<void>): Promise<'written' | 'found'> {
+    const { outcome } = await this.#writeAsOneStep(job, async () => {
+      await admit();
+      return job;
+    });
+    return outcome;
+  }
+
+  /**
+   * Writes `job` again as `change` makes it of the job as read within one step against every
+   * other write of a job of the same input topic (see #writeAsOneStep): a pause, resume,
+   * cancel or throttle is written on whatever another wrote before it, never under it.
+   * `change` may throw (a refusal): nothing is written. Resolves to the job as written.
+   */
+  async updateJob(job: RerunJob, change: (current: RerunJob) => Promise<RerunJob>): Promise<RerunJob> {
+    const { written } = await this.#writeAsOneStep(job, async () => {
+      const current = this.#jobs.get(job.id);
+      if (current === undefined)
+        throw new RerunError('RERUN_NOT_FOUND', `no rerun ${job.id} in state topic ${this.#topic}`, {
+          details: { jobId: job.id },
+        });
+      return change(current);
+    });
+    return written;
+  }
+
+  /**
+   * Writes what `decide` makes of the topic as read, as one step: the producer with the input
+   * topic's transactional id is started first, which fences any write of its jobs under way,
+   * then the topic is read to its end (committed records only), `decide` decides on it, and
+   * its record is written and committed in the producer's transaction. A write fenced by a
+   * later one (its send refused), or whose commit failed, decides again on what is there
+   * then, up to WRITE_ATTEMPTS times: finding the record it tried last (a commit that took
+   * effect after all, or another's identical record) it is done: 'found'.
+   */
+  async #writeAsOneStep(
+    job: RerunJob,
+    decide: () => Promise<RerunJob>,
+  ): Promise<{ outcome: 'written' | 'found'; written: RerunJob }> {
+    let tried: RerunJob | undefined;
     for (let attempt = 1; ; attempt += 1) {
       const began = Date.now();
       try {
-        const written = await this.#createOnce(job, () =>
-          attempt > 1 && isSameJob(this.#jobs.get(job.id), job)
-            ? Promise.resolve(false)
-            : admit().then(() => true),
-        );
-        return written ? 'written' : 'found';
+        const written = await this.#writeOnce(job.inputTopic, async () => {
+          if (tried !== undefined && isSameJob(this.#jobs.get(tried.id), tried)) return undefined;
+          tried = await decide();
+          return tried;
+        });
+        return written === undefined
+          ? { outcome: 'found', written: tried as RerunJob }
+          : { outcome: 'written', written };
       } catch (error) {
-        if (!isStartRace(error)) throw error;
-        if (attempt >= START_ATTEMPTS)
+        if (!isWriteRace(error)) throw error;
+        if (attempt >= WRITE_ATTEMPTS)
           throw new KafkaError(
             'STATE_WRITE_FAILED',
-            `state topic ${this.#topic}: other starts of input topic ${job.inputTopic}'s jobs came ` +
-              `in between rerun ${job.id}'s ${attempt} times in a row; \`rerun list\` shows which started`,
+            `state topic ${this.#topic}: other writes of input topic ${job.inputTopic}'s jobs (starts, ` +
+              `controls) came in between rerun ${job.id}'s ${attempt} times in a row; \`rerun list\` shows which started`,
             { cause: error, details: { jobId: job.id, inputTopic: job.inputTopic } },
           );
-        // The start that fenced this one began after it and writes about as long after its
-        // own beginning: decided again sooner, this start would fence it in turn. The random
-        // part keeps two such starts from doing so in step.
+        // The write that fenced this one began after it and writes about as long after its
+        // own beginning: decided again sooner, this write would fence it in turn. The random
+        // part keeps two such writes from doing so in step.
         await delay((Date.now() - began) * (1 + Math.random()));
       }
     }
   }
 
-  /**
-   * `decide`: whether to write the job (false: it is there already), or a refusal thrown.
-   * Resolves to whether the job was written.
-   */
-  async #createOnce(job: RerunJob, decide: () => Promise<boolean>): Promise<boolean> {
+  /** `decide`: the job to write, or undefined (it is there already). Resolves to the job written. */
+  async #writeOnce(
+    inputTopic: string,
+    decide: () => Promise<RerunJob | undefined>,
+  ): Promise<RerunJob | undefined> {
     const producer = this.#kafka.producer({
-      transactionalId: startTransactionalId(this.#topic, job.inputTopic),
+      transactionalId: jobTransactionalId(this.#topic, inputTopic),
       idempotent: true,
       maxInFlightRequests: 1,
-      transactionTimeout: START_TRANSACTION_TIMEOUT_MS,
+      transactionTimeout: WRITE_TRANSACTION_TIMEOUT_MS,
       allowAutoTopicCreation: false,
     });
     let transaction: Transaction | undefined;
     try {
       // kafkajs asks for the producer id (the epoch that fences) at the first transaction:
-      // before the read, so that a start reading at the same time cannot also write.
+      // before the read, so that a write reading at the same time cannot also write.
       transaction = await this.#writing(async () => {
         await producer.connect();
         return producer.transaction();
       });
       await this.load();
-      if (!(await decide())) return false;
+      const job = await decide();
+      if (job === undefined) return undefined;
       const open = transaction;
       const [written] = await this.#writing(() =>
         open.send({
@@ -201,11 +244,11 @@ export class KafkaRerunJobStore implements RerunJobStore {
       this.#jobs.set(job.id, job);
       if (written?.baseOffset !== undefined)
         await this.#readable(written.partition, BigInt(written.baseOffset));
-      return true;
+      return job;
     } catch (error) {
-      // Aborting frees read_committed readers at once; a raced start need not: the start
+      // Aborting frees read_committed readers at once; a raced write need not: the write
       // that fenced it aborted its transaction, or its commit took effect.
-      if (transaction?.isActive() && !isStartRace(error)) await transaction.abort().catch(() => {});
+      if (transaction?.isActive() && !isWriteRace(error)) await transaction.abort().catch(() => {});
       throw error;
     } finally {
       await producer.disconnect().catch(() => {});
@@ -217,10 +260,10 @@ export class KafkaRerunJobStore implements RerunJobStore {
    * commit before it has written the transaction's markers, and until they are written the
    * partition's last stable offset, up to which load() reads, stays before the job (a
    * `rerun status` right after `rerun start` returned said there was no such job, about once
-   * in 40 starts). Never fails the start, whose job is committed (failed, it would be started
-   * again, a second job under a new id): after READABLE_WAIT_MS, or when the offsets cannot
-   * be read, it resolves, and readers see the job once the transactions ahead of it end (a
-   * start killed before its commit holds one open until the broker aborts it).
+   * in 40 starts). Never fails the write, whose job is committed (a failed start would be
+   * started again, a second job under a new id): after READABLE_WAIT_MS, or when the offsets
+   * cannot be read, it resolves, and readers see the job once the transactions ahead of it end
+   * (a writer killed before its commit holds one open until the broker aborts it).
    */
   async #readable(partition: number, offset: bigint): Promise<void> {
     const admin = this.#kafka.admin();

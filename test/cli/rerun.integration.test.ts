@@ -175,6 +175,53 @@ describe('rerun jobs from separate processes', () => {
   });
 });
 
+describe("regression: a control written between another's read and its write was overwritten (a cancel lost under a throttle); now each is written on the other", () => {
+  // Each control read the job and wrote it whole: a cancel written while a throttle was
+  // between its read and its write was undone by the throttle (the job went back to run and
+  // its executors went on). The test's own store is the writer held between its read and its
+  // write (its change runs while a `rerun` process writes), so the overlap happens every time.
+  const heldWhile = async (
+    id: string,
+    other: string[],
+    change: (job: RerunJob) => RerunJob,
+  ): Promise<CliResult[]> => {
+    const held = new KafkaRerunJobStore(kafka, state);
+    const others: CliResult[] = [];
+    try {
+      await held.load();
+      await held.updateJob(held.job(id) as RerunJob, async (current) => {
+        if (others.length === 0) others.push(await rerun(...other));
+        return { ...change(current), controlAt: Date.now() };
+      });
+    } finally {
+      await held.close();
+    }
+    return others;
+  };
+
+  it('a cancel written while a throttle decided stays, with the throttle on it', async () => {
+    expect((await rerun('start', '--id', 'raced-cancel')).code).toBe(0);
+    const [cancel] = await heldWhile('raced-cancel', ['cancel', 'raced-cancel'], (job) => ({
+      ...job,
+      quotaShare: 0.2,
+    }));
+    expect(cancel?.code, cancel?.stderr).toBe(0);
+    expect(await storedJob('raced-cancel')).toMatchObject({ control: 'cancel', quotaShare: 0.2 });
+    expect((await rerun('status', 'raced-cancel')).stdout).toMatch(/^status +CANCELED$/m);
+  });
+
+  it('a throttle written while a pause decided stays, with the pause on it', async () => {
+    expect((await rerun('start', '--id', 'raced-pause')).code).toBe(0);
+    const [throttle] = await heldWhile(
+      'raced-pause',
+      ['throttle', 'raced-pause', '--quota-share', '0.3'],
+      (job) => ({ ...job, control: 'pause' }),
+    );
+    expect(throttle?.code, throttle?.stderr).toBe(0);
+    expect(await storedJob('raced-pause')).toMatchObject({ control: 'pause', quotaShare: 0.3 });
+  });
+});
+
 describe('regression: two `rerun start --if-idle` at the same moment could both start a job', () => {
   // Before, each process read the state topic, found the topic idle and wrote its job: a
   // scheduled full-storage rerun started twice paid every lookup twice.

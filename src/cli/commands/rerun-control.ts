@@ -1,5 +1,6 @@
-// `rerun pause|resume|cancel|throttle`: the job is written again with the new request; the
-// executors follow the state topic and act on it at their next chunk.
+// `rerun pause|resume|cancel|throttle`: the job is written again with the new request, in the
+// same one step as a start (KafkaRerunJobStore.updateJob); the executors follow the state
+// topic and act on it at their next chunk.
 import type { Command } from 'commander';
 import { RerunError } from '../../rerun/errors.ts';
 import type { RerunControl, RerunJob } from '../../rerun/rerun-job.ts';
@@ -10,7 +11,11 @@ import { withRerunContext } from '../rerun-context.ts';
 import { RERUN_EXIT_CODES } from '../rerun-follow.ts';
 import { progressLine } from '../rerun-report.ts';
 
-/** Rewrites the job with `change` unless it ended (exit RERUN_EXIT_CODES.ended then). */
+/**
+ * Rewrites the job with `change` unless it ended (exit RERUN_EXIT_CODES.ended then), decided
+ * on the job as read within the write's fence: a control or progress written since the
+ * command read the job is decided on, never written over.
+ */
 async function rewrite(
   command: Command,
   id: string,
@@ -19,20 +24,21 @@ async function rewrite(
 ): Promise<void> {
   const config = commandConfig(command, {}, true);
   await withRerunContext(config, async (context) => {
-    const job = context.existing(id);
-    const view = await context.view(job);
-    if (view.ended) {
-      reportFailure(
-        new RerunError('RERUN_ENDED', `rerun ${id} ${view.status}; there is nothing to ${what}`, {
-          details: { jobId: id, status: view.status },
-        }),
-      );
+    try {
+      const changed = await context.store.updateJob(context.existing(id), async (job) => {
+        const view = await context.view(job);
+        if (view.ended)
+          throw new RerunError('RERUN_ENDED', `rerun ${id} ${view.status}; there is nothing to ${what}`, {
+            details: { jobId: id, status: view.status },
+          });
+        return { ...change(job), controlAt: Date.now() };
+      });
+      console.log(progressLine(await context.view(changed), false));
+    } catch (error) {
+      if (!(error instanceof RerunError && error.code === 'RERUN_ENDED')) throw error;
+      reportFailure(error);
       process.exitCode = RERUN_EXIT_CODES.ended;
-      return;
     }
-    const changed = { ...change(job), controlAt: Date.now() };
-    await context.store.saveJob(changed);
-    console.log(progressLine(await context.view(changed), false));
   });
 }
 
