@@ -32,6 +32,8 @@ interface StorageValue {
   matchedAt: number;
   /** Absent in records written before the field existed. */
   source?: StoredPartner['source'];
+  /** Absent in records written before the field existed. */
+  rerun?: StoredPartner['rerun'];
 }
 
 export class KafkaStateChangelog implements StateChangelog {
@@ -216,6 +218,7 @@ export class KafkaStateChangelog implements StateChangelog {
         record: decoded.record,
         matchedAt: decoded.matchedAt,
         source: decoded.source ?? null,
+        rerun: decoded.rerun ?? null,
       },
     };
   }

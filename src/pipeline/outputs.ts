@@ -52,6 +52,18 @@ export interface StoredPartner {
   matchedAt: number;
   /** The newest input record whose outputs were written with this state (null: not known). */
   source: InputIdentity | null;
+  /**
+   * The last rerun that looked the partner up and wrote its outputs, kept through live lookups
+   * since: a share resumed after a kill counts by it the partners whose outputs its lost chunk
+   * wrote (they are not looked up again). Absent in states written before it was kept.
+   */
+  rerun?: RerunMark | null;
+}
+
+/** A rerun's lookup of a stored partner: the job, and what it changed (null: nothing). */
+export interface RerunMark {
+  jobId: string;
+  change: RerunChange | null;
 }
 
 /** An input record told apart from any other of its partition: by offset and timestamp. */
@@ -278,6 +290,7 @@ function storageRecord(work: PartnerWork, stored: StoredPartner): OutputMessage 
       bestCandidate: stored.bestCandidate,
       matchedAt: stored.matchedAt,
       source: stored.source,
+      rerun: stored.rerun ?? null,
     },
   };
 }
@@ -318,6 +331,9 @@ export function matchedOutputs(
     // A rerun's lookup was not made for an input record: the live one it replays stays named.
     source: work.rerun ? (previous?.source ?? null) : sourceOf(work),
   };
+  stored.rerun = work.rerun
+    ? { jobId: work.rerun.jobId, change: matchChange(work.rerun.previous, stored) ?? null }
+    : (previous?.rerun ?? null);
   if (work.rerun?.dryRun) return { messages: [], stored };
   const rerunId = work.rerun?.jobId ?? null;
   const messages = work.records.map((record) =>

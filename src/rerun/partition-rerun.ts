@@ -3,7 +3,8 @@
 // is offered to the pipeline, its outcomes are awaited (outputs durable), then the partition's
 // progress (the last partner id, counts, the change report) is written to the state topic.
 // A kill or a rebalance loses at most the chunk under way, which the next owner offers again
-// under the same ledger positions: the bulks it paid for are read again, not paid again.
+// under the same ledger positions: the bulks it paid for are read again, not paid again, and
+// the partners whose outputs it wrote are counted by their stored mark, not looked up again.
 import { setImmediate } from 'node:timers/promises';
 import { pipelineEvents } from '../observability/events.ts';
 import type { StoredPartner } from '../pipeline/outputs.ts';
@@ -56,9 +57,14 @@ export interface PartitionRerunParts {
   now?: () => number;
 }
 
-/** The next partners a share looks up, and the last partner id read to choose them. */
+/**
+ * The next partners a share looks up, the outcomes of those this job looked up already (their
+ * outputs written before a kill or a move took the chunk's progress), and the last partner id
+ * read to choose them.
+ */
 interface Chunk {
   partners: { partnerId: string; stored: StoredPartner }[];
+  counted: RerunOutcome[];
   last: string | null;
 }
 
@@ -138,7 +144,7 @@ export class PartitionRerun {
       }
       // Revoked while the chunk was read: what the store answered after its release is no end.
       if (chunk === 'aborted') return false;
-      if (chunk.partners.length === 0) {
+      if (chunk.partners.length === 0 && chunk.counted.length === 0) {
         progress = {
           ...progress,
           lastPartnerId: chunk.last,
@@ -150,19 +156,23 @@ export class PartitionRerun {
         this.#published(progress, []);
         return true;
       }
-      const outcomes = await Promise.race([
-        Promise.all(
-          host.rerun(this.#ref, this.#epoch, chunk.partners, {
-            jobId,
-            initialize: job.initialize,
-            dryRun: job.dryRun,
-            quotaShare: () => this.#parts.job().quotaShare,
-          }),
-        ),
-        this.#aborted,
-      ]);
+      const looked =
+        chunk.partners.length === 0
+          ? []
+          : await Promise.race([
+              Promise.all(
+                host.rerun(this.#ref, this.#epoch, chunk.partners, {
+                  jobId,
+                  initialize: job.initialize,
+                  dryRun: job.dryRun,
+                  quotaShare: () => this.#parts.job().quotaShare,
+                }),
+              ),
+              this.#aborted,
+            ]);
       // The partition moved or the pipeline stops: whoever owns it next redoes this chunk.
-      if (outcomes === 'aborted' || outcomes.some((o) => o.kind === 'dropped')) return false;
+      if (looked === 'aborted' || looked.some((o) => o.kind === 'dropped')) return false;
+      const outcomes = [...chunk.counted, ...looked];
       progress = tally(progress, outcomes, chunk.last, now());
       await this.#save(progress);
       this.#published(progress, outcomes);
@@ -252,8 +262,9 @@ export class PartitionRerun {
       job.limit === undefined ? Number.POSITIVE_INFINITY : job.limit - progress.counts.read,
     );
     const partners: { partnerId: string; stored: StoredPartner }[] = [];
+    const counted: RerunOutcome[] = [];
     let last = progress.lastPartnerId;
-    if (wanted <= 0) return { partners, last };
+    if (wanted <= 0) return { partners, counted, last };
     // Each row read is a stored partner parsed: a chunk reads what it still needs, twice as
     // much again each time the filter leaves rows out, not a full page for a bulk of 50.
     for (let limit = Math.min(wanted, SCAN_PAGE); ; limit = Math.min(limit * 2, SCAN_PAGE)) {
@@ -270,11 +281,16 @@ export class PartitionRerun {
       );
       for (const row of rows) {
         last = row.partnerId;
-        if (!chooses(filter, row.stored)) continue;
-        partners.push(row);
-        if (partners.length === wanted) return { partners, last };
+        // Past the last recorded chunk, only a chunk lost to a kill or a move can have marked
+        // it: its outputs stand, and it was looked up since the start, so the filter would
+        // leave it out, uncounted (the counts fell short of the job's MatchResults).
+        const outcome = rerunOutcome(job.id, row.stored);
+        if (outcome !== undefined) counted.push(outcome);
+        else if (chooses(filter, row.stored)) partners.push(row);
+        else continue;
+        if (partners.length + counted.length === wanted) return { partners, counted, last };
       }
-      if (rows.length < limit) return { partners, last };
+      if (rows.length < limit) return { partners, counted, last };
     }
   }
 }
@@ -289,6 +305,15 @@ export class PartitionRerun {
 function fromBefore(job: RerunJob, startedAt: number): RerunFilter {
   const since = job.filter.notLookedUpSince;
   return { ...job.filter, notLookedUpSince: since === undefined ? startedAt : Math.min(since, startedAt) };
+}
+
+/** What this job's lookup of the stored partner came to, when its mark says it was this job's. */
+function rerunOutcome(jobId: string, stored: StoredPartner): RerunOutcome | undefined {
+  const mark = stored.rerun;
+  if (mark?.jobId !== jobId) return undefined;
+  return mark.change === null
+    ? { kind: 'unchanged', outcome: stored.outcome }
+    : { kind: 'changed', change: mark.change, outcome: stored.outcome };
 }
 
 function tally(

@@ -222,6 +222,23 @@ describe('storage topic as the partner state changelog', () => {
     }
   }, 60_000);
 
+  it("a directory restored from the storage topic keeps each partner's rerun mark (a share moved to another replica counts its lost chunk's partners by it); records without one read as none", async () => {
+    const { kafka, topic, state, encoder, close } = await restoringFromNewTopic();
+    try {
+      const mark = { jobId: 'nightly-1', change: 'gainedMatch' };
+      await produce(kafka, topic, [
+        { key: 'P-0', value: encoder.encode({ ...storageValue(partner(0), 0), rerun: mark }) },
+        { key: 'P-1', value: encoder.encode(storageValue(partner(1), 1)) },
+      ]);
+      const ref = { topic: 'partners', partition: 0 };
+      await state.restore([ref]);
+      expect(state.get(ref, 'P-0')?.rerun).toEqual(mark);
+      expect(state.get(ref, 'P-1')?.rerun).toBeNull();
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it("reads how long the storage topic keeps tombstones: its delete.retention.ms, or the broker's 24 h", async () => {
     const kafka = kafkaClient();
     const [own, defaulted] = [uniqueName('changelog'), uniqueName('changelog')];

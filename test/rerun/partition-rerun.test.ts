@@ -178,6 +178,60 @@ describe('PartitionRerun', () => {
     expect(idsRead.filter((partnerId) => partnerId.startsWith('Q-'))).toEqual([]);
   });
 
+  it('regression: a share resumed after a kill left uncounted the partners whose outputs its lost chunk wrote; now counted by their mark, not looked up again', async () => {
+    const state = await storedPartition();
+    const startedAt = Date.now();
+    // What a share killed mid-chunk leaves: progress up to P-00999, and the lost chunk's
+    // first 30 partners stored with this job's lookup (10 of them gained a match).
+    for (let i = 1_000; i < 1_030; i += 1) {
+      const partnerId = `P-${String(i).padStart(5, '0')}`;
+      const change = i < 1_010 ? ('gainedMatch' as const) : null;
+      state.set(
+        ref,
+        partnerId,
+        storedPartner(partnerId, { matchedAt: startedAt + 1, rerun: { jobId: 'job-1', change } }),
+      );
+    }
+    // Another job's mark is no count of this one: P-01030 is looked up again.
+    state.set(ref, 'P-01030', storedPartner('P-01030', { rerun: { jobId: 'job-0', change: null } }));
+    const jobs = memoryJobs();
+    await jobs.saveProgress({
+      jobId: 'job-1',
+      partition: ref.partition,
+      total: PARTNERS,
+      lastPartnerId: 'P-00999',
+      endPartnerId: 'P-01999',
+      done: false,
+      counts: { read: 1_000, lookedUp: 1_000, changed: 0, unchanged: 1_000, failed: 0, superseded: 0 },
+      changes: { gainedMatch: 0, lostMatch: 0, svcIdChanged: 0, outcomeChanged: 0 },
+      startedAt,
+      updatedAt: startedAt,
+    });
+    const offered: string[] = [];
+    const host: RerunHost = {
+      partitions: () => [],
+      onPartitions: () => () => {},
+      rerun: (_ref, _epoch, partners) => {
+        offered.push(...partners.map(({ partnerId }) => partnerId));
+        return partners.map(async () => ({ kind: 'unchanged' as const, outcome: 'NO_MATCH' as const }));
+      },
+      releaseRerun: async () => {},
+    };
+    const rerun = new PartitionRerun(
+      { host, jobs, state, job: () => job({ batchSize: 500 }), changed: () => new Promise(() => {}) },
+      ref,
+      0,
+    );
+    expect(await rerun.run()).toBe(true);
+    expect(offered).toHaveLength(970);
+    expect(offered[0]).toBe('P-01030');
+    expect(jobs.progress('job-1').get(ref.partition)).toMatchObject({
+      done: true,
+      counts: { read: 2_000, lookedUp: 2_000, changed: 10, unchanged: 1_990 },
+      changes: { gainedMatch: 10 },
+    });
+  });
+
   it('stops each share at the job limit, however large the chunk', async () => {
     const state = await storedPartition();
     const { chunks } = await runShare(state, job({ batchSize: 500, limit: 120 }));
