@@ -413,12 +413,26 @@ export async function createKafkaEnrichment(
       throw error;
     }
   };
-  const [matches, events, storageEncoder] = await Promise.all([
-    registerTopicEncoder(config.schemaRegistry, topics.matches, 'MatchResult'),
-    registerTopicEncoder(config.schemaRegistry, topics.events, 'BusinessPartnerEvent'),
-    registerTopicEncoder(config.schemaRegistry, topics.storage, 'StorageRecord'),
-  ]);
+  // Every check that can refuse the start comes before the first write to the registry or the
+  // broker: a start refused after them (a topic missing, the service refusing the credentials)
+  // left the output subjects registered and the ledger's and reruns' consumer groups behind.
   await assertTopicsExist(kafka, topicNames);
+  const changelog = new KafkaStateChangelog(kafka, registry, topics.storage);
+  await changelog.assertCopartitioned(topics.input);
+  const mappingFile = config.mapping.file;
+  const mapping = mappingFile ? await loadMappingFile(mappingFile) : undefined;
+  const { dir, remove } = stateDir(config);
+  opened.push(remove);
+  const state = await orClose(() => new PartnerState({ dir, changelog }));
+  opened.push(async () => state.close());
+  await orClose(() => throwRefusal(refusal));
+  const [matches, events, storageEncoder] = await orClose(() =>
+    Promise.all([
+      registerTopicEncoder(config.schemaRegistry, topics.matches, 'MatchResult'),
+      registerTopicEncoder(config.schemaRegistry, topics.events, 'BusinessPartnerEvent'),
+      registerTopicEncoder(config.schemaRegistry, topics.storage, 'StorageRecord'),
+    ]),
+  );
   const sink = new KafkaSink(kafka, {
     topics: {
       matches: topics.matches,
@@ -437,18 +451,11 @@ export async function createKafkaEnrichment(
   );
   await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
   const ledger = new BulkLedger(ledgerStore);
-  const changelog = new KafkaStateChangelog(kafka, registry, topics.storage);
-  await orClose(() => Promise.all([changelog.assertCopartitioned(topics.input), ledger.load()]));
+  await orClose(() => ledger.load());
   // Co-partitioned: the storage topic has as many partitions as the input topic.
   const partitionCount = (await orClose(() => changelog.offsets())).size;
-  const { dir, remove } = stateDir(config);
-  opened.push(remove);
-  const state = await orClose(() => new PartnerState({ dir, changelog }));
-  opened.push(async () => state.close());
   const unfollow = await orClose(() => ledger.follow());
   opened.push(unfollow);
-  const mappingFile = config.mapping.file;
-  const mapping = mappingFile ? await orClose(() => loadMappingFile(mappingFile)) : undefined;
   const source = new KafkaSource(kafka, {
     topic: topics.input,
     groupId: config.kafka.groupId,
@@ -476,7 +483,6 @@ export async function createKafkaEnrichment(
     state,
     reruns: { jobs: rerunJobs, inputTopic: topics.input, partitionCount },
   };
-  await orClose(() => throwRefusal(refusal));
   let stopWatching = () => {};
   const built = await orClose(() =>
     enrichment(config, ends, client, observer, async () => {

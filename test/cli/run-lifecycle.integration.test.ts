@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { AssignerProtocol, type Kafka } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import { createPipelineTopics } from '../../src/kafka/topics.ts';
 import type { Config } from '../../src/config/index.ts';
@@ -20,6 +20,7 @@ import { cliEnv } from '../support/cli.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
+  dropTopics,
   pipelineTopicNames,
   producePartners,
   readAll,
@@ -246,8 +247,11 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   });
 
   it('regression: a start against a schema registry where nothing listens exits non-zero with SCHEMA_REGISTRY_UNAVAILABLE', async () => {
+    // The topics exist: a missing one refuses the start before the registry is asked.
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
     const env = {
-      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
       PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${await freePort()}`,
     };
     const running = run(env);
@@ -389,6 +393,58 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(first.logs() + second.logs()).not.toContain('unexpected failure');
   });
 
+  /** The start refusals a test of this file can bring about: the environment of each. */
+  const refusals: [string, (topics: Config['topics']) => Promise<NodeJS.ProcessEnv>][] = [
+    ['TOPIC_MISSING', async () => ({})],
+    [
+      'STATE_NOT_COPARTITIONED',
+      async (topics) => {
+        const admin = kafka.admin();
+        await admin.connect();
+        await admin.createTopics({
+          waitForLeaders: true,
+          topics: pipelineTopicNames(topics).map((topic) => ({
+            topic,
+            numPartitions: topic === topics.storage ? 1 : 2,
+          })),
+        });
+        await admin.disconnect();
+        cleanups.push(() => dropTopics(kafka, topics));
+        return {};
+      },
+    ],
+    [
+      'REFDATA_AUTH_FAILED',
+      async (topics) => {
+        cleanups.push(await createTopicsFor(kafka, topics));
+        return { PARTNER_ENRICH_REFDATA__API_KEY: 'revoked-api-key-0d4e' };
+      },
+    ],
+    [
+      'METRICS_LISTEN_FAILED',
+      async (topics) => {
+        cleanups.push(await createTopicsFor(kafka, topics));
+        const holder = createServer();
+        await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+        cleanups.push(async () => void holder.close());
+        return { PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String((holder.address() as AddressInfo).port) };
+      },
+    ],
+  ];
+
+  it.each(refusals)(
+    'regression: a start refused with %s had registered the output schemas first, leaving their subjects in the registry; now every refusal comes before anything is written',
+    async (code, setUp) => {
+      const topics = freshTopics();
+      const refused = run({ ...cliEnv(sandbox.url, topics, uniqueName('group')), ...(await setUp(topics)) });
+      expect(await exitWithin(refused, 60_000), refused.logs()).toBe(2);
+      expect(refused.logs()).toContain(`partner-enrich: ${code}: `);
+      const subjects = (await (await fetch(`${inject('schemaRegistryUrl')}/subjects`)).json()) as string[];
+      const outputs = [topics.matches, topics.events, topics.storage].map((topic) => `${topic}-value`);
+      expect(subjects.filter((subject) => outputs.includes(subject))).toEqual([]);
+    },
+  );
+
   it('regression: a secret a schema registry echoes in its 401 answer reaches neither the log nor the failure line (it was printed as the reason)', async () => {
     // Stands in for a registry or a proxy in front of it that quotes the credentials it refused:
     // Apicurio here does not, and the point is text nobody controls.
@@ -401,8 +457,10 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     });
     await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => echoing.close(() => resolve())));
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
     const env = {
-      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
       PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${(echoing.address() as AddressInfo).port}`,
       PARTNER_ENRICH_SCHEMA_REGISTRY__USERNAME: 'registry-user',
       PARTNER_ENRICH_SCHEMA_REGISTRY__PASSWORD: password,
@@ -439,8 +497,10 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     const silent = createServer(() => void (connected = true));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     cleanups.push(async () => void silent.close());
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
     const env = {
-      ...cliEnv(sandbox.url, freshTopics(), uniqueName('group')),
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
       PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
     };
     const running = run(env);

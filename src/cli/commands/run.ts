@@ -37,7 +37,7 @@ export function registerRun(program: Command): void {
     .description(
       'enrich the Kafka input topic continuously: PartnerRecords in (Avro through the schema registry, or JSON ' +
         'with inputFormat: json); matches, events, storage and dead letters out. ' +
-        'Serves /metrics, /healthz and /readyz once built; SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
+        'Serves /metrics, /healthz and /readyz from the start (/readyz 503 until the pipeline runs); SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
         'shutdown.graceMs (a second signal exits at once). Exits 0 after such a stop, 2 on a failed start with an ' +
         'error code (configuration, broker, a missing topic, registry, OAuth client secret, state.dir, port), 1 on ' +
         'a fatal failure while running, on a second signal, or when closing outlasted shutdown.graceMs plus 10 s. ' +
@@ -110,8 +110,25 @@ export function registerRun(program: Command): void {
         exit.exit();
       };
 
+      const readiness = () => {
+        // Until it is built, and then until its start resolves, the pipeline is "not started".
+        const pipeline = enrichment?.pipeline.readiness() ?? { reasons: ['pipeline not started'] };
+        const reasons = [...(stopping ? ['stopping'] : []), ...pipeline.reasons];
+        return { ready: reasons.length === 0, reasons };
+      };
+
       try {
-        // Build, then serve: the endpoint reports on a pipeline that exists.
+        // Serve, then build: a port in use refuses the start before the build writes anything
+        // (output subjects, the ledger's consumer groups), as every other refusal does.
+        metrics.readReady(() => readiness().ready);
+        health = await startHealthServer({
+          host: config.observability.metricsHost,
+          port: config.observability.metricsPort,
+          metrics,
+          readiness,
+          failing: () => exit.failure,
+        });
+        logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
         const building = createKafkaEnrichment(
           config,
           combineObservers(eventObserver('kafka'), logObserver(logger)),
@@ -126,21 +143,6 @@ export function registerRun(program: Command): void {
         const built = enrichment;
         metrics.readRecordsInFlight(() => built.pipeline.inFlight);
         metrics.readState(() => ({ bytes: built.state.bytes, partners: built.state.size }));
-        const readiness = () => {
-          const pipeline = built.pipeline.readiness();
-          // Until its start resolves the pipeline names "pipeline not started" itself.
-          const reasons = [...(stopping ? ['stopping'] : []), ...pipeline.reasons];
-          return { ready: reasons.length === 0, reasons };
-        };
-        metrics.readReady(() => readiness().ready);
-        health = await startHealthServer({
-          host: config.observability.metricsHost,
-          port: config.observability.metricsPort,
-          metrics,
-          readiness,
-          failing: () => exit.failure,
-        });
-        logger.info({ metrics: `${health.url}/metrics` }, 'operations endpoint listening');
         lag = startLagReporter(createKafka(config, kafkaLog).admin(), {
           topic: config.topics.input,
           groupId: config.kafka.groupId,
