@@ -25,6 +25,14 @@ const MAX_FETCH_WAIT_MS = 250;
 /** Well inside kafkajs's default 3 s heartbeat interval and any sane session timeout. */
 const HEARTBEAT_EVERY_MS = 1000;
 
+/**
+ * How long the consumer may go without an answer from any broker before readiness names it.
+ * A member asks every 250 ms (fetches) or, every partition paused or none assigned, every 3 s
+ * (heartbeats): three heartbeats missed is an outage, not a slow answer. kafkajs itself rides
+ * out a broker away for as long as its retries last and tells nobody meanwhile.
+ */
+const UNANSWERED_MS = 10_000;
+
 export interface KafkaSourceOptions {
   topic: string;
   groupId: string;
@@ -56,6 +64,14 @@ export class KafkaSource implements RecordSource {
   readonly #kafka: Kafka;
   #stopped = false;
   #fetching: Stall | undefined;
+  /** When a broker last answered the consumer, any request (fetch, heartbeat, commit, metadata). */
+  #answeredAt = Date.now();
+  /**
+   * Joining its group, a member's request waits at the coordinator until every member rejoined
+   * (a silent one for up to its session timeout): no answer then is no outage, and the
+   * pipeline names the rebalance itself.
+   */
+  #joining = true;
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
     this.#kafka = kafka;
@@ -89,19 +105,25 @@ export class KafkaSource implements RecordSource {
 
   async start(handler: SourceHandler): Promise<void> {
     const { topic } = this.#options;
-    const { GROUP_JOIN, REBALANCING, CRASH, FETCH_START, FETCH } = this.#consumer.events;
+    const { GROUP_JOIN, REBALANCING, CRASH, FETCH_START, FETCH, REQUEST } = this.#consumer.events;
     const fetching = new TopicWatch(this.#kafka).stall([topic], (error) => {
       if (!this.#stopped) handler.failed(error);
     });
     this.#fetching = fetching;
     this.#consumer.on(FETCH_START, () => fetching.begin());
     this.#consumer.on(FETCH, () => fetching.end());
+    this.#consumer.on(REQUEST, () => (this.#answeredAt = Date.now()));
     this.#consumer.on(GROUP_JOIN, ({ payload }) => {
+      this.#joining = false;
+      this.#answeredAt = Date.now();
       this.#memberId = payload.memberId;
       this.#ownMemberIds.add(payload.memberId);
       this.#joined(handler, payload.memberAssignment);
     });
-    this.#consumer.on(REBALANCING, () => handler.rebalancing());
+    this.#consumer.on(REBALANCING, () => {
+      this.#joining = true;
+      handler.rebalancing();
+    });
     this.#consumer.on(CRASH, ({ payload }) => {
       // kafkajs disconnects before it restarts: the group takes back every partition.
       this.#joined(handler, {});
@@ -146,6 +168,13 @@ export class KafkaSource implements RecordSource {
     this.#assignment = next;
     handler.revoked(revoked);
     handler.assigned([...next.values()]);
+  }
+
+  get unreachable(): string | undefined {
+    if (this.#stopped || this.#joining) return undefined;
+    const silentMs = Date.now() - this.#answeredAt;
+    if (silentMs < UNANSWERED_MS) return undefined;
+    return `kafka broker unreachable: no broker has answered the consumer for ${Math.floor(silentMs / 1000)} s`;
   }
 
   get memberId(): string | undefined {

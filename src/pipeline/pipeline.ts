@@ -215,6 +215,8 @@ export class Pipeline {
     if (this.#fatal) reasons.push(this.#fatal.message);
     if (!this.#started) reasons.push('pipeline not started');
     if (this.#awaitingAssignment) reasons.push('consumer group rebalancing');
+    const unreachable = this.#parts.source.unreachable;
+    if (unreachable) reasons.push(unreachable);
     const waiting = this.#intake.waitingForRegistry;
     if (waiting.length > 0)
       reasons.push(

@@ -50,6 +50,11 @@ export interface RecordSource {
    * owner that ended since.
    */
   rewind?(partitions: PartitionRef[]): Promise<void>;
+  /**
+   * Why the source cannot reach what it reads from now, if it cannot (Kafka: no broker has
+   * answered its consumer for a while); a reason not to be ready, not a failure.
+   */
+  readonly unreachable?: string | undefined;
   /** Resolves when a bounded source (a file) has delivered its last record. */
   readonly drained?: Promise<void>;
   /** Stops delivering for good; commits still work until close(). */

@@ -9,7 +9,9 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { AssignerProtocol, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../deploy/local/processes.ts';
+import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
+import { startRestartableKafkaBroker } from '../../deploy/local/kafka-broker.ts';
+import { createRunDir, freePort, stopProcess } from '../../deploy/local/processes.ts';
 import { createPipelineTopics } from '../../src/kafka/topics.ts';
 import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
@@ -594,6 +596,50 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     for (const replica of [first, second, third])
       expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
   });
+  it('regression: /readyz answered 200 while the broker was frozen (SIGSTOP) or killed, the consumer fetching nothing for 100 s; now 503 naming the broker within seconds, 200 again once it answers, /healthz 200 throughout', async () => {
+    // A broker of its own: the shared one serves the other test files meanwhile.
+    const runDir = await createRunDir(mkdtempSync(join(tmpdir(), 'broker-outage-')));
+    cleanups.push(async () => {
+      await Promise.all(runDir.pids.map((pid) => stopProcess(pid, 5_000)));
+      rmSync(runDir.path, { recursive: true, force: true });
+    });
+    const broker = await startRestartableKafkaBroker(
+      runDir,
+      defaultInfrastructureOptions().kafkaVersions[0] as string,
+    );
+    const own = kafkaClient(broker.bootstrap);
+    const topics = freshTopics();
+    await createTopicsFor(own, topics);
+    const running = run({
+      ...cliEnv(sandbox.url, topics, uniqueName('group')),
+      PARTNER_ENRICH_KAFKA__BROKERS: broker.bootstrap,
+    });
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+    const unreachable = async () =>
+      (await readinessOf(base)).reasons.some((reason) => reason.startsWith('kafka broker unreachable: '));
+
+    process.kill(-broker.pid, 'SIGSTOP');
+    try {
+      await eventually(unreachable, 30_000, '/readyz naming the frozen broker');
+      expect((await readinessOf(base)).status).toBe(503);
+      expect(await (await fetch(`${base}/metrics`)).text()).toMatch(/^partner_enrich_ready 0$/m);
+      expect(await statusOf(`${base}/healthz`)).toBe(200);
+    } finally {
+      process.kill(-broker.pid, 'SIGCONT');
+    }
+    await readyWithin(base, 60_000);
+
+    await broker.kill();
+    await eventually(unreachable, 30_000, '/readyz naming the killed broker');
+    expect(await statusOf(`${base}/healthz`)).toBe(200);
+    await broker.restart();
+    await readyWithin(base, 60_000);
+    expect(running.child.exitCode).toBeNull();
+    running.child.kill('SIGTERM');
+    expect(await exitWithin(running, 30_000), running.logs()).toBe(0);
+  });
+
   it('regression: input partitions added while running stop the run with STATE_NOT_COPARTITIONED before any of their records is processed (their storage records were dropped without an error)', async () => {
     const topics = freshTopics();
     cleanups.push(await createTopicsFor(kafka, topics));
