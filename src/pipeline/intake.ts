@@ -82,6 +82,11 @@ export class Intake {
     return [...this.#partitions.values()].filter((p) => p.waitingForRegistry).map((p) => p.ref);
   }
 
+  /** Partitions whose state is not yet restored: their records wait. */
+  get restoring(): PartitionRef[] {
+    return [...this.#partitions.values()].filter((p) => !p.restored).map((p) => p.ref);
+  }
+
   /** A partition is ours from now on; its records are admitted once `ready` resolves. */
   assign(ref: PartitionRef, epoch: number, ready: Promise<void>): void {
     const { flow } = this.#parts;

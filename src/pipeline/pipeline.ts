@@ -81,6 +81,10 @@ export interface PipelineParts {
   now?: () => number;
 }
 
+/** Partitions as readiness names them: `topic[partition]`, comma-separated. */
+const named = (partitions: PartitionRef[]): string =>
+  partitions.map((p) => `${p.topic}[${p.partition}]`).join(', ');
+
 export class Pipeline {
   readonly #parts: PipelineParts;
   readonly #checkpointIntervalMs: number;
@@ -217,13 +221,12 @@ export class Pipeline {
     if (this.#awaitingAssignment) reasons.push('consumer group rebalancing');
     const unreachable = this.#parts.source.unreachable;
     if (unreachable) reasons.push(unreachable);
+    // Each names its partitions: an operator looks at those (their lag, their storage partition).
     const waiting = this.#intake.waitingForRegistry;
-    if (waiting.length > 0)
-      reasons.push(
-        `waiting for the schema registry: ${waiting.map((p) => `${p.topic}[${p.partition}]`).join(', ')}`,
-      );
-    if (this.#flow.reasons.includes('restoring'))
-      reasons.push('restoring state of newly assigned partitions');
+    if (waiting.length > 0) reasons.push(`waiting for the schema registry: ${named(waiting)}`);
+    const restoring = this.#intake.restoring;
+    if (restoring.length > 0)
+      reasons.push(`restoring state of newly assigned partitions: ${named(restoring)}`);
     return { ready: reasons.length === 0, reasons };
   }
 

@@ -140,6 +140,46 @@ async function readyWithin(base: string, ms: number): Promise<void> {
   }
 }
 
+/**
+ * The registry behind an HTTP proxy that holds every schema read (GET .../schemas/ids/<id>)
+ * until release(); everything else passes at once.
+ */
+async function holdingRegistry(
+  upstream: string,
+): Promise<{ url: string; release(): void; close(): Promise<void> }> {
+  const released = Promise.withResolvers<undefined>();
+  const { origin, pathname } = new URL(upstream);
+  const proxy = createHttpServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const held =
+        request.method === 'GET' && /\/schemas\/ids\//.test(request.url ?? '') ? released.promise : undefined;
+      void (async () => {
+        await held;
+        const answer = await fetch(`${origin}${request.url ?? ''}`, {
+          method: request.method ?? 'GET',
+          headers: { 'content-type': request.headers['content-type'] ?? 'application/json' },
+          ...(chunks.length > 0 ? { body: Buffer.concat(chunks) } : {}),
+        });
+        response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? '' });
+        response.end(Buffer.from(await answer.arrayBuffer()));
+      })().catch(() => response.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${pathname}`,
+    release: () => released.resolve(undefined),
+    close: () =>
+      new Promise<void>((resolve) => {
+        released.resolve(undefined);
+        proxy.closeAllConnections();
+        proxy.close(() => resolve());
+      }),
+  };
+}
+
 /** A 2 MiB tmpfs to fill, or undefined where this process may not mount one (not root). */
 function smallFilesystem(): { dir: string; unmount: () => void } | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'small-fs-'));
@@ -555,6 +595,36 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     for (const replica of replicas) replica.child.kill('SIGTERM');
     for (const replica of replicas) expect(await exitWithin(replica, 30_000), replica.logs()).toBe(0);
   });
+  it('regression: /readyz named no partition while state was restored ("restoring state of newly assigned partitions"); now it names each partition being restored, as the other reasons do, and none once restored', async () => {
+    const { topics, groupId, running } = await runHalfCommitted('at-least-once');
+    running.child.kill('SIGTERM');
+    expect(await exitWithin(running, 30_000), running.logs()).toBe(0);
+
+    // The restore decodes the stored partners through the registry: held there, it stays under way.
+    const registry = await holdingRegistry(inject('schemaRegistryUrl'));
+    cleanups.push(() => registry.close());
+    const restarted = run({
+      ...cliEnv(sandbox.url, topics, groupId),
+      PARTNER_ENRICH_SCHEMA_REGISTRY__URL: registry.url,
+    });
+    const base = await operationsUrl(restarted);
+    let answer = await readinessOf(base);
+    await eventually(
+      async () => (answer = await readinessOf(base)).reasons.some((r) => r.startsWith('restoring')),
+      30_000,
+      '/readyz naming the restore',
+    );
+    registry.release();
+    expect(answer.status).toBe(503);
+    const [restoring] = answer.reasons.filter((r) => r.startsWith('restoring'));
+    const [, list] = /^restoring state of newly assigned partitions: (.+)$/.exec(restoring ?? '') ?? [];
+    // Each of the three partitions stores some of the partners: each waits for its schema read.
+    expect(list?.split(', ').sort(), restoring).toEqual([0, 1, 2].map((p) => `${topics.input}[${p}]`));
+    await readyWithin(base, 60_000);
+    restarted.child.kill('SIGTERM');
+    expect(await exitWithin(restarted, 30_000), restarted.logs()).toBe(0);
+  });
+
   it('regression: /readyz answered 200 while the consumer group rebalanced, though the replica processed nothing until its new assignment; now 503 "consumer group rebalancing" with partner_enrich_ready 0 and /healthz 200, and 200 once the group settled, for a replica left without a partition too', async () => {
     // Two partitions for three replicas: one of them holds none once the group has settled.
     const topics = { ...freshTopics(), partitions: 2 };

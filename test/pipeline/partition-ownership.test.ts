@@ -536,7 +536,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     source.handler.assigned([ref(1)]);
     expect(enrichment.readiness()).toEqual({
       ready: false,
-      reasons: ['restoring state of newly assigned partitions'],
+      reasons: [`restoring state of newly assigned partitions: ${TOPIC}[1]`],
     });
     await eventually(() => enrichment.readiness().ready, 5_000, 'partition 1 restored');
 
