@@ -135,7 +135,10 @@ async function stableGroup(kafka: Kafka, groupId: string, topic: string, count: 
 async function readyWithin(base: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while ((await statusOf(`${base}/readyz`)) !== 200) {
-    if (Date.now() > deadline) throw new Error(`${base} not ready within ${ms} ms`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${base} not ready within ${ms} ms: ${JSON.stringify(await readinessOf(base).catch(String))}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
