@@ -24,9 +24,9 @@ import {
   deadLetter,
   deleteOutputs,
   failedOutputs,
-  matchChange,
   matchedOutputs,
   reusedOutputs,
+  rerunOutcome,
   sameStored,
   tombstoneOf,
   type EmitContext,
@@ -602,10 +602,8 @@ export class LookupCoordinator {
         for (const _ of work.records) observer.recordOut?.(stored.outcome, false);
       });
     }
-    const change = matchChange(rerun.previous, stored);
-    const outcome: RerunOutcome = change
-      ? { kind: 'changed', change, outcome: stored.outcome }
-      : { kind: 'unchanged', outcome: stored.outcome };
+    // matchedOutputs marked the stored partner with this lookup's change.
+    const outcome = rerunOutcome(rerun.jobId, stored) as RerunOutcome;
     this.#write(
       work,
       messages,

@@ -12,6 +12,7 @@ import {
   type PartnerWork,
   type RecordHeaders,
   type RerunChange,
+  type RerunOutcome,
 } from './records.ts';
 
 export type MatchOutcome = 'MATCH' | 'MAYBE_MATCH' | 'NO_MATCH' | 'FAILED';
@@ -64,6 +65,15 @@ export interface StoredPartner {
 export interface RerunMark {
   jobId: string;
   change: RerunChange | null;
+}
+
+/** What this job's lookup of the stored partner came to, when its mark says it was this job's. */
+export function rerunOutcome(jobId: string, stored: StoredPartner): RerunOutcome | undefined {
+  const mark = stored.rerun;
+  if (mark?.jobId !== jobId) return undefined;
+  return mark.change === null
+    ? { kind: 'unchanged', outcome: stored.outcome }
+    : { kind: 'changed', change: mark.change, outcome: stored.outcome };
 }
 
 /** An input record told apart from any other of its partition: by offset and timestamp. */
@@ -238,7 +248,7 @@ function lifecycle(
   const type = rerun
     ? rerun.initialize
       ? 'BusinessPartnerCreated'
-      : matchChange(rerun.previous, stored)
+      : stored.rerun?.change
         ? 'BusinessPartnerUpdated'
         : null
     : previous === undefined

@@ -7,7 +7,7 @@
 // the partners whose outputs it wrote are counted by their stored mark, not looked up again.
 import { setImmediate } from 'node:timers/promises';
 import { pipelineEvents } from '../observability/events.ts';
-import type { StoredPartner } from '../pipeline/outputs.ts';
+import { rerunOutcome, type StoredPartner } from '../pipeline/outputs.ts';
 import type { PartitionRef } from '../pipeline/ports.ts';
 import type { RerunOutcome, RerunTask } from '../pipeline/records.ts';
 import { chooses } from './rerun-filter.ts';
@@ -305,15 +305,6 @@ export class PartitionRerun {
 function fromBefore(job: RerunJob, startedAt: number): RerunFilter {
   const since = job.filter.notLookedUpSince;
   return { ...job.filter, notLookedUpSince: since === undefined ? startedAt : Math.min(since, startedAt) };
-}
-
-/** What this job's lookup of the stored partner came to, when its mark says it was this job's. */
-function rerunOutcome(jobId: string, stored: StoredPartner): RerunOutcome | undefined {
-  const mark = stored.rerun;
-  if (mark?.jobId !== jobId) return undefined;
-  return mark.change === null
-    ? { kind: 'unchanged', outcome: stored.outcome }
-    : { kind: 'changed', change: mark.change, outcome: stored.outcome };
 }
 
 function tally(
