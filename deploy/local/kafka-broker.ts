@@ -17,6 +17,46 @@ export interface LocalBroker {
   bootstrap: string;
 }
 
+/**
+ * A broker as a least-privilege cluster runs it: SASL/PLAIN on the client listener and ACLs
+ * enforced (StandardAuthorizer, nothing allowed where no ACL allows it). `admin` is its super
+ * user; `users` are the other principals (name: password), with no ACL until one is created.
+ */
+export interface Secured {
+  admin: { username: string; password: string };
+  users: Record<string, string>;
+}
+
+// The plain listener's, or the secured one's: client listener, its JAAS users, the authorizer.
+// The controller listener stays plaintext: its principal (ANONYMOUS, broker and controller in
+// one JVM) is a super user, and only the broker itself reaches that port.
+function listenerSettings(port: number, controllerPort: number, secured?: Secured): string[] {
+  if (!secured)
+    return [
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      'inter.broker.listener.name=PLAINTEXT',
+      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
+    ];
+  const { admin, users } = secured;
+  const logins = Object.entries({ ...users, [admin.username]: admin.password })
+    .map(([user, password]) => `user_${user}="${password}"`)
+    .join(' ');
+  return [
+    `listeners=SASL_PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+    `advertised.listeners=SASL_PLAINTEXT://127.0.0.1:${port}`,
+    'inter.broker.listener.name=SASL_PLAINTEXT',
+    'listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'sasl.enabled.mechanisms=PLAIN',
+    'sasl.mechanism.inter.broker.protocol=PLAIN',
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule ' +
+      `required username="${admin.username}" password="${admin.password}" ${logins};`,
+    'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
+    `super.users=User:${admin.username};User:ANONYMOUS`,
+    'allow.everyone.if.no.acl.found=false',
+  ];
+}
+
 // KRaft wants a cluster id of 16 bytes in URL-safe base64 without padding. One that starts
 // with "-" would be read as an option by the storage tool (Kafka's own generator skips those too).
 function clusterId(): string {
@@ -28,11 +68,12 @@ function clusterId(): string {
 
 // Ready means the controller has elected itself and the broker answers metadata
 // requests, not merely that the port is open.
-async function answersMetadata(bootstrap: string): Promise<boolean> {
+async function answersMetadata(bootstrap: string, secured?: Secured): Promise<boolean> {
   const admin = new Kafka({
     brokers: [bootstrap],
     logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
+    ...(secured ? { sasl: { mechanism: 'plain', ...secured.admin } } : {}),
   }).admin();
   try {
     await admin.connect();
@@ -66,6 +107,7 @@ export async function startKafkaBroker(runDir: RunDir, version: string): Promise
 export async function startRestartableKafkaBroker(
   runDir: RunDir,
   version: string,
+  secured?: Secured,
 ): Promise<RestartableBroker> {
   const libs = await fetchKafka(version);
   const [port, controllerPort] = [await freePort(), await freePort()];
@@ -78,11 +120,8 @@ export async function startRestartableKafkaBroker(
       'process.roles=broker,controller',
       'node.id=1',
       `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      ...listenerSettings(port, controllerPort, secured),
       'controller.listener.names=CONTROLLER',
-      'inter.broker.listener.name=PLAINTEXT',
-      'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
       `log.dirs=${dataDir}`,
       'num.partitions=1',
       // Topics are created explicitly by the code that needs them, as in production.
@@ -109,7 +148,10 @@ export async function startRestartableKafkaBroker(
       'kafka.Kafka',
       config,
     ]);
-    await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap), { timeoutMs: 90_000, ...service });
+    await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap, secured), {
+      timeoutMs: 90_000,
+      ...service,
+    });
     return service;
   };
   let service = await launch();

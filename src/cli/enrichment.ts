@@ -103,7 +103,9 @@ export function kafkaClientConfig(kafka: Config['kafka'], log: KafkaLog): KafkaC
     clientId: kafka.clientId,
     brokers: kafka.brokers,
     ssl,
-    ...(kafka.sasl ? { sasl: kafka.sasl as SASLOptions } : {}),
+    // A copy: kafkajs stores its authentication provider on the object it is given, and the
+    // configuration is frozen (every SASL connection failed, "object is not extensible").
+    ...(kafka.sasl ? { sasl: { ...kafka.sasl } as SASLOptions } : {}),
     connectionTimeout: kafka.connectionTimeoutMs,
     // kafkajs's default gives up after about 10 s; a broker restart or a leader election
     // takes longer. About 80 s of retries (300 ms doubling, capped at 10 s) ride out such an
