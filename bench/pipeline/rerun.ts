@@ -153,10 +153,13 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
     const storedBy = Date.now();
     await jobs.load();
     let changed = Promise.withResolvers<undefined>();
-    unfollow = await jobs.follow(() => {
-      changed.resolve(undefined);
-      changed = Promise.withResolvers<undefined>();
-    });
+    unfollow = await jobs.follow(
+      () => {
+        changed.resolve(undefined);
+        changed = Promise.withResolvers<undefined>();
+      },
+      (error) => changed.reject(error),
+    );
     const worker = startWorker({
       kind: 'open-pipeline',
       config: pipelineConfig(context, sandbox.url, topics, { quota: QUOTA_BACKOFF }),

@@ -49,11 +49,13 @@ export interface LedgerStore {
   load(): Promise<LedgerEntry[]>;
   /**
    * Keeps delivering what other replicas record and remove, until the returned function is
-   * called; without it, only this process's own submissions are known after load().
+   * called, or `failed` says it stopped for good; without it, only this process's own
+   * submissions are known after load().
    */
   follow?(changes: {
     recorded(entry: LedgerEntry): void;
     removed(key: string): void;
+    failed(error: Error): void;
   }): Promise<() => Promise<void>>;
   /** Resolves once what other replicas recorded up to now is delivered to follow()'s listener. */
   caughtUp?(): Promise<void>;
@@ -136,13 +138,15 @@ export class BulkLedger {
 
   /**
    * Follows the submissions other replicas make, so that a record moved here by a rebalance
-   * finds what its former owner paid for. Returns the function that stops following.
+   * finds what its former owner paid for. Returns the function that stops following; `failed`
+   * is called when following stopped for good: what others pay for is no longer known here.
    */
-  async follow(): Promise<() => Promise<void>> {
+  async follow(failed: (error: Error) => void): Promise<() => Promise<void>> {
     if (!this.#store.follow) return async () => {};
     return this.#store.follow({
       recorded: (entry) => this.#index(entry),
       removed: (key) => this.#forget(key),
+      failed,
     });
   }
 

@@ -456,7 +456,12 @@ export async function createKafkaEnrichment(
   await orClose(() => ledger.load());
   // Co-partitioned: the storage topic has as many partitions as the input topic.
   const partitionCount = (await orClose(() => changelog.offsets())).size;
-  const unfollow = await orClose(() => ledger.follow());
+  // A follower stopped for good leaves this replica blind to what the others pay for: one that
+  // cannot read at all fails the start; one that stops later fails the pipeline, which ran on
+  // ready before.
+  const followerStopped = Promise.withResolvers<never>();
+  followerStopped.promise.catch(() => {});
+  const unfollow = await orClose(() => ledger.follow(followerStopped.reject));
   opened.push(unfollow);
   const source = new KafkaSource(kafka, {
     topic: topics.input,
@@ -495,6 +500,7 @@ export async function createKafkaEnrichment(
       await remove();
     }),
   );
+  followerStopped.promise.catch((error: Error) => built.pipeline.abort(error));
   await orClose(() => built.reruns?.start());
   // Idle, nothing is written or fetched that could stall on a deleted topic (topic-watch.ts).
   // Started last, the start can no longer fail: the enrichment's stop ends it.

@@ -64,7 +64,7 @@ export async function followRerun(
       .catch(done.reject)
       .finally(() => (drawing = undefined));
   };
-  const unfollow = await context.store.follow(redraw);
+  const unfollow = await context.store.follow(redraw, done.reject);
   const ticker = setInterval(redraw, REDRAW_MS);
   // setTimeout fires after 1 ms when asked for more than 2^31-1 ms (about 24.8 days): a
   // --timeout of 30 days timed out at once (exit 4). A longer one is waited for in steps.

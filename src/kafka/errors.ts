@@ -95,6 +95,13 @@ export const KAFKA_ERROR_CODES = [
    * each, and the command exits 2. details: deadLetter (`topic:partition:offset`), bytes, limit.
    */
   'REPLAY_RECORD_TOO_LARGE',
+  /**
+   * The broker refused the configured principal an operation its ACLs do not grant, or named no
+   * coordinator for a consumer group or transactional id (kafkajs drops the broker's refusal of
+   * FindCoordinator and says only that). The message names the operation and the resource to
+   * grant (docs/OPERATIONS.md, Kafka ACLs). details: operation, resource, refusal.
+   */
+  'KAFKA_NOT_AUTHORIZED',
 ] as const;
 
 export type KafkaErrorCode = (typeof KAFKA_ERROR_CODES)[number];
@@ -105,7 +112,13 @@ export class KafkaError extends PartnerEnrichError<KafkaErrorCode> {
   }
 }
 
-type Wrapping = { type?: unknown; message?: unknown; cause?: unknown; originalError?: unknown };
+type Wrapping = {
+  name?: unknown;
+  type?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  originalError?: unknown;
+};
 
 /** Whether `error`, or an error it wraps (kafkajs's `cause` and `originalError`), passes `test`. */
 export function anyCause(error: unknown, test: (error: Wrapping) => boolean): boolean {
@@ -151,5 +164,56 @@ export function refusedAsTooLarge(
     `the broker refused a record batch as too large for ${names.join(', ')}: max.message.bytes ` +
       `was lowered below the limits last read (${JSON.stringify(limits)}); a restart reads them again`,
     { cause: error, details: { limits } },
+  );
+}
+
+/** An ACL a request needs: its operation and resource as kafka-acls names them (`Topic partners`, `Group prefix x-`). */
+export interface Permission {
+  operation: string;
+  resource: string;
+}
+
+/** What a request needed, per kind of resource the broker may refuse it on. */
+export interface Needed {
+  topic?: Permission;
+  group?: Permission;
+  transactionalId?: Permission;
+}
+
+const REFUSALS: Record<string, keyof Needed> = {
+  TOPIC_AUTHORIZATION_FAILED: 'topic',
+  GROUP_AUTHORIZATION_FAILED: 'group',
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 'transactionalId',
+};
+
+/** kafkajs's error when every broker refused FindCoordinator: the refusal itself is dropped. */
+const NO_COORDINATOR = 'KafkaJSGroupCoordinatorNotFound';
+
+/**
+ * KAFKA_NOT_AUTHORIZED when `error` (or what it wraps) is the broker's refusal of what `needed`
+ * names; undefined otherwise.
+ */
+export function notAuthorized(error: unknown, needed: Needed): KafkaError | undefined {
+  let refusal: string | undefined;
+  anyCause(error, (e) => {
+    if (typeof e.type === 'string' && e.type in REFUSALS) refusal = e.type;
+    else if (e.name === NO_COORDINATOR) refusal = 'NO_COORDINATOR';
+    return refusal !== undefined;
+  });
+  if (refusal === undefined) return undefined;
+  const permission =
+    refusal === 'NO_COORDINATOR'
+      ? (needed.group ?? needed.transactionalId)
+      : needed[REFUSALS[refusal] as keyof Needed];
+  if (permission === undefined) return undefined;
+  const { operation, resource } = permission;
+  const how =
+    refusal === 'NO_COORDINATOR'
+      ? `the broker named no coordinator for ${resource}, as it answers when ${operation} on it is not granted`
+      : `the broker refused ${operation} on ${resource} (${refusal})`;
+  return new KafkaError(
+    'KAFKA_NOT_AUTHORIZED',
+    `${how}: grant the principal ${operation} on ${resource} (docs/OPERATIONS.md, Kafka ACLs)`,
+    { cause: error, details: { operation, resource, refusal } },
   );
 }

@@ -7,7 +7,7 @@ import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
-import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -75,14 +75,18 @@ export class KafkaLedgerStore implements LedgerStore {
   async follow(changes: {
     recorded(entry: LedgerEntry): void;
     removed(bulkId: string): void;
+    failed(error: Error): void;
   }): Promise<() => Promise<void>> {
     // Its own throw-away group: every replica reads the whole (compacted) topic, from the start,
     // so nothing recorded between load() and joining is missed; re-indexing is idempotent.
     const consumer = replayConsumer(this.#kafka, 'ledger');
+    onReaderStopped(consumer, this.#topic, changes.failed);
+    const fetched = firstFetch(consumer, this.#topic);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
       await this.#run(consumer, changes);
+      await fetched;
     } catch (error) {
       await consumer.disconnect().catch(() => {});
       throw error;

@@ -14,7 +14,7 @@ import {
 } from '../rerun/rerun-job.ts';
 import { isFenced, KafkaError } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
-import { readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
 
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
@@ -91,10 +91,15 @@ export class KafkaRerunJobStore implements RerunJobStore {
     });
   }
 
-  async follow(changed: (jobId: string) => void): Promise<() => Promise<void>> {
+  async follow(
+    changed: (jobId: string) => void,
+    failed: (error: Error) => void,
+  ): Promise<() => Promise<void>> {
     // Its own throw-away group, from the start (like the ledger's follower): nothing written
     // between load() and joining is missed; what load() applied already is skipped by offset.
     const consumer = replayConsumer(this.#kafka, 'rerun');
+    onReaderStopped(consumer, this.#topic, failed);
+    const fetched = firstFetch(consumer, this.#topic);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
@@ -105,6 +110,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
           if (jobId !== undefined) changed(jobId);
         },
       });
+      await fetched;
     } catch (error) {
       await consumer.disconnect().catch(() => {});
       throw error;

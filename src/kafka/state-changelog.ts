@@ -9,7 +9,7 @@ import { deletedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
-import { replayConsumer } from './topic-reader.ts';
+import { readRefused, replayConsumer } from './topic-reader.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 /**
@@ -144,7 +144,7 @@ export class KafkaStateChangelog implements StateChangelog {
       // kafkajs retries a failing eachBatch, then restarts the consumer, which rejoins with
       // its seeks and pauses lost and fails again on the same record, forever: run()'s promise
       // settled long before. A record that cannot be read ends the restore with it instead.
-      consumer.on(consumer.events.CRASH, ({ payload }) => done.reject(payload.error));
+      consumer.on(consumer.events.CRASH, ({ payload }) => done.reject(readRefused(topic, payload.error)));
       consumer
         .run({
           autoCommit: false,

@@ -2,7 +2,44 @@
 // read began: how the storage index and the bulk ledger are rebuilt at start.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
+import { notAuthorized } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
+
+/** The throw-away groups' prefix: on a cluster with ACLs the principal needs Read on groups of it. */
+export const REPLAY_GROUP_PREFIX = 'partner-enrich-';
+
+/**
+ * Calls `failed` once a reader of `topic` stopped for good: kafkajs restarts a crashed consumer
+ * only after errors it retries, and left alone a refused read (no ACL for the topic or the
+ * group) waited for ever. A refusal names the ACL to grant.
+ */
+export function onReaderStopped(consumer: Consumer, topic: string, failed: (error: Error) => void): void {
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (!payload.restart) failed(readRefused(topic, payload.error));
+  });
+}
+
+/**
+ * Resolves once the reader's first fetch is answered; rejects when it stopped for good before
+ * (its topic or group refused), so that a follower that cannot read fails the start that made
+ * it instead of the pipeline a moment after.
+ */
+export function firstFetch(consumer: Consumer, topic: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const off = consumer.on(consumer.events.FETCH, () => {
+      off();
+      resolve();
+    });
+    onReaderStopped(consumer, topic, reject);
+  });
+}
+
+/** KAFKA_NOT_AUTHORIZED for a read of `topic` in a throw-away group the broker refused; `error` otherwise. */
+export const readRefused = (topic: string, error: Error): Error =>
+  notAuthorized(error, {
+    topic: { operation: 'Read', resource: `Topic ${topic}` },
+    group: { operation: 'Read', resource: `Group prefix ${REPLAY_GROUP_PREFIX}` },
+  }) ?? error;
 
 /**
  * A consumer in a throw-away group (never a member of the pipeline's group) that reads one of
@@ -17,7 +54,7 @@ export function replayConsumer(
   config: Partial<ConsumerConfig> = {},
 ): Consumer {
   return kafka.consumer({
-    groupId: `partner-enrich-${purpose}-${randomUUID()}`,
+    groupId: `${REPLAY_GROUP_PREFIX}${purpose}-${randomUUID()}`,
     maxWaitTimeInMs: 500,
     // The pipeline's own topics are made by `topics create`, compacted where they must be; a
     // broker that creates topics on demand would make one deleted meanwhile anew, without that.
@@ -65,6 +102,7 @@ export async function readTopicToEnd(
         if (payload.batchSize === 0 && ends.has(payload.partition))
           reached(payload.partition, payload.lastOffset);
       });
+      onReaderStopped(consumer, topic, reject);
       const started = consumer.run({
         autoCommit: false,
         eachBatch: async ({ batch, resolveOffset }) => {

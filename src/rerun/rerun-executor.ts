@@ -21,7 +21,10 @@ export interface RerunExecutorParts {
   now?: () => number;
   /** Resolves once live work leaves room for a rerun's next chunk. */
   headroom?: () => Promise<void>;
-  /** A partition's share failed (its progress could not be written): the process cannot go on with it. */
+  /**
+   * A partition's share failed (its progress could not be written), or following the jobs stopped
+   * for good: the process cannot go on with it.
+   */
   failed: (error: Error) => void;
   /** A share starts (its partners are counted first): the rerun's quota can learn the window meanwhile. */
   starting?: () => void;
@@ -49,7 +52,10 @@ export class RerunExecutor {
 
   async start(): Promise<void> {
     await this.#parts.jobs.load();
-    this.#unfollow = await this.#parts.jobs.follow(() => this.#reconcile());
+    this.#unfollow = await this.#parts.jobs.follow(
+      () => this.#reconcile(),
+      (error) => this.#parts.failed(error),
+    );
     this.#unlisten = this.#parts.host.onPartitions(() => this.#reconcile());
     this.#reconcile();
   }

@@ -137,9 +137,9 @@ export interface RerunJobStore {
   load(): Promise<void>;
   /**
    * Keeps reading what anyone writes, until the returned function is called; `changed` is
-   * called after each job or progress record that was read.
+   * called after each job or progress record that was read, `failed` once reading stopped for good.
    */
-  follow(changed: (jobId: string) => void): Promise<() => Promise<void>>;
+  follow(changed: (jobId: string) => void, failed: (error: Error) => void): Promise<() => Promise<void>>;
   /** Every job known, in no particular order (job-order.ts orders them). */
   jobs(): RerunJob[];
   job(jobId: string): RerunJob | undefined;

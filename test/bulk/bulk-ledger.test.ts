@@ -116,7 +116,7 @@ describe('BulkLedger', () => {
         return async () => {};
       },
     });
-    await ledger.follow();
+    await ledger.follow(() => {});
     const tasks = [task('a', 0, 1)];
     await ledger.intend('s1', tasks, { leaseMs: 60_000, paid: true, owner: 'm1' });
     const [intent] = await store.load();

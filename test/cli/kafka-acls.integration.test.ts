@@ -5,16 +5,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import { once } from 'node:events';
+import kafkajs, { Kafka, logLevel, type AclEntry } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
 import { startRestartableKafkaBroker, type Secured } from '../../deploy/local/kafka-broker.ts';
 import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
 import type { Config } from '../../src/config/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { cliEnv, runCli } from '../support/cli.ts';
-import { testTopics } from '../support/enrichment.ts';
+import { cliEnv, runCli, startCli } from '../support/cli.ts';
+import { createTopicsFor, testTopics } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
+
+const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 
 const APP_PASSWORD = 'app-Pa55word-never-shown';
 const secured: Secured = {
@@ -49,6 +52,84 @@ afterAll(async () => {
   if (runDir) rmSync(runDir.path, { recursive: true, force: true });
 });
 
+type Grant = Pick<AclEntry, 'resourceType' | 'resourceName' | 'operation'> & { prefixed?: boolean };
+
+const topic = (name: string, operation: number): Grant => ({
+  resourceType: AclResourceTypes.TOPIC,
+  resourceName: name,
+  operation,
+});
+const { READ, WRITE, DESCRIBE_CONFIGS } = AclOperationTypes;
+
+/** What `run` (at-least-once) needs, as docs/OPERATIONS.md lists it. */
+function runGrants(topics: Config['topics'], groupId: string): Grant[] {
+  return [
+    topic(topics.input, READ),
+    ...[topics.matches, topics.events, topics.deadLetters].flatMap((t) => [
+      topic(t, WRITE),
+      topic(t, DESCRIBE_CONFIGS),
+    ]),
+    topic(topics.storage, READ),
+    topic(topics.storage, WRITE),
+    topic(topics.storage, DESCRIBE_CONFIGS),
+    topic(topics.state, READ),
+    topic(topics.state, WRITE),
+    { resourceType: AclResourceTypes.GROUP, resourceName: groupId, operation: READ },
+    {
+      resourceType: AclResourceTypes.GROUP,
+      resourceName: 'partner-enrich-',
+      operation: READ,
+      prefixed: true,
+    },
+  ];
+}
+
+/** Replaces the application principal's ACLs by `grants`. */
+async function grant(grants: Grant[]): Promise<void> {
+  const client = admin.admin();
+  await client.connect();
+  try {
+    const principal = { principal: 'User:app', host: '*', permissionType: AclPermissionTypes.ANY };
+    await client.deleteAcls({
+      filters: [
+        {
+          ...principal,
+          resourceType: AclResourceTypes.ANY,
+          resourcePatternType: ResourcePatternTypes.ANY,
+          operation: AclOperationTypes.ANY,
+        },
+      ],
+    });
+    if (grants.length > 0)
+      await client.createAcls({
+        acl: grants.map(({ prefixed, ...g }) => ({
+          ...g,
+          resourcePatternType: prefixed ? ResourcePatternTypes.PREFIXED : ResourcePatternTypes.LITERAL,
+          principal: 'User:app',
+          host: '*',
+          permissionType: AclPermissionTypes.ALLOW,
+        })),
+      });
+  } finally {
+    await client.disconnect();
+  }
+}
+
+/** Fresh topics (made by the admin), `records` written to some of them. */
+async function freshTopics(records: Partial<Record<keyof Config['topics'], number>> = {}) {
+  const topics = { ...testTopics('acl'), partitions: 2 };
+  await createTopicsFor(admin, topics);
+  const producer = admin.producer();
+  await producer.connect();
+  for (const [role, count] of Object.entries(records))
+    await producer.send({
+      topic: topics[role as keyof Config['topics']] as string,
+      messages: Array.from({ length: count }, (_, i) => ({ key: `k${i}`, value: '{}' })),
+    });
+  await producer.disconnect();
+  return topics;
+}
+
 /** The operator's environment for the secured broker, as `user` (the application by default). */
 function appEnv(
   topics: Config['topics'],
@@ -65,6 +146,31 @@ function appEnv(
   };
 }
 
+/** How long a refusal may take to end a command: it used to hang instead. */
+const PROMPTLY_MS = 20_000;
+
+/**
+ * The command's end within PROMPTLY_MS (killed after: code null), with the lines it ended with;
+ * the password never shown.
+ */
+async function ending(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; line: string }> {
+  const child = startCli(args, env);
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk));
+  const timer = setTimeout(() => child.kill('SIGKILL'), PROMPTLY_MS);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  expect(output).not.toContain(APP_PASSWORD);
+  const lines = output.split('\n').filter((line) => line.startsWith('partner-enrich: '));
+  return { code, line: lines.join('\n') || output.slice(-2_000) };
+}
+
+const withoutGroupPrefix = (grants: Grant[]): Grant[] => grants.filter((g) => !g.prefixed);
+
 describe('on a cluster with SASL and ACLs', () => {
   it('regression: every command failed on a SASL cluster (KAFKA_UNAVAILABLE "Cannot add property authenticationProvider, object is not extensible": kafkajs writes into the frozen configuration); now `topics create` creates the topics', async () => {
     const topics = testTopics('acl-sasl');
@@ -76,5 +182,40 @@ describe('on a cluster with SASL and ACLs', () => {
     const listed = await client.listTopics();
     await client.disconnect();
     expect(listed).toEqual(expect.arrayContaining([topics.input, topics.state]));
+  });
+
+  it('regression: `dlq replay` without Read on the partner-enrich- groups ended with exit 13 and no message (a consumer stopped for good was never noticed: "unsettled top-level await"); now exit 2, KAFKA_NOT_AUTHORIZED naming the group prefix', async () => {
+    const topics = await freshTopics({ deadLetters: 1 });
+    await grant([
+      topic(topics.deadLetters, READ),
+      topic(topics.input, READ),
+      topic(topics.input, WRITE),
+      topic(topics.input, DESCRIBE_CONFIGS),
+    ]);
+    const { code, line } = await ending(['dlq', 'replay', '--dry-run'], appEnv(topics, uniqueName('g')));
+    expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
+    expect(line).toContain('Read on Group prefix partner-enrich-');
+    expect(code).toBe(2);
+  });
+
+  it('regression: `run` without Read on a state topic holding entries hung at start (/readyz 503 for good); now exit 2 at once, KAFKA_NOT_AUTHORIZED naming the topic and Read', async () => {
+    const topics = await freshTopics({ state: 2 });
+    const groupId = uniqueName('g');
+    await grant(
+      runGrants(topics, groupId).filter((g) => !(g.resourceName === topics.state && g.operation === READ)),
+    );
+    const { code, line } = await ending(['run'], appEnv(topics, groupId));
+    expect(line).toContain(`KAFKA_NOT_AUTHORIZED: the broker refused Read on Topic ${topics.state}`);
+    expect(code).toBe(2);
+  });
+
+  it('regression: `run` without Read on the partner-enrich- groups and an empty state topic ran on ready, its ledger and rerun followers stopped for good (blind to what other replicas pay for); now exit 2 at start', async () => {
+    const topics = await freshTopics();
+    const groupId = uniqueName('g');
+    await grant(withoutGroupPrefix(runGrants(topics, groupId)));
+    const { code, line } = await ending(['run'], appEnv(topics, groupId));
+    expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
+    expect(line).toContain('Read on Group prefix partner-enrich-');
+    expect(code).toBe(2);
   });
 });

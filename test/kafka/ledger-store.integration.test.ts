@@ -65,6 +65,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
     const stop = await ledger.follow({
       recorded: (e) => recorded.push(e.key as string),
       removed: (key) => removed.push(key),
+      failed: () => {},
     });
     try {
       await reruns.saveJob(testJob('nightly', 'partners', { control: 'cancel' }));
@@ -88,6 +89,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
     const stop = await own.follow({
       recorded: (e) => recorded.push(e.key as string),
       removed: (key) => removed.push(key),
+      failed: () => {},
     });
     try {
       await own.save([{ ...entry, key: 'own/0', submissionId: 'own' }]);
@@ -111,7 +113,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
     // an input partition failed with LEDGER_CATCH_UP_FAILED until someone wrote there again.
     const own = new KafkaLedgerStore(kafka, topic);
     await own.connect();
-    const stop = await own.follow({ recorded: () => {}, removed: () => {} });
+    const stop = await own.follow({ recorded: () => {}, removed: () => {}, failed: () => {} });
     try {
       const before = await endOffsets();
       await reruns.createJob(testJob('started-in-a-transaction', 'partners'), async () => {});

@@ -60,7 +60,10 @@ describe('KafkaRerunJobStore', () => {
     const follower = store();
     await follower.load();
     const seen: string[] = [];
-    const stop = await follower.follow((jobId) => seen.push(jobId));
+    const stop = await follower.follow(
+      (jobId) => seen.push(jobId),
+      () => {},
+    );
     try {
       const writer = store();
       await writer.saveJob(testJob('followed', 'partners'));

@@ -98,7 +98,10 @@ describe('reruns under a quota smaller than a chunk', () => {
       env(),
     );
     expect(started.code, started.stderr).toBe(0);
-    const unfollow = await jobs.follow(() => {});
+    const unfollow = await jobs.follow(
+      () => {},
+      () => {},
+    );
     try {
       // Killed while a chunk's outputs are being written, before its progress is: the partners
       // it wrote were looked up since the share's start, and are not chosen again.
@@ -137,7 +140,10 @@ describe('reruns under a quota smaller than a chunk', () => {
       env(),
     );
     expect(started.code, started.stderr).toBe(0);
-    const unfollow = await jobs.follow(() => {});
+    const unfollow = await jobs.follow(
+      () => {},
+      () => {},
+    );
     try {
       await waitFor(
         async () => jobs.progress(id).size === topics.partitions,

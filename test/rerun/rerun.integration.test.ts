@@ -173,7 +173,10 @@ describe('reruns over 20,000 stored partners', () => {
       await Promise.all(partners.map(async (p) => ({ key: p.partnerId, value: await encode(p) }))),
     );
     await jobs.load();
-    unfollow = await jobs.follow(() => {});
+    unfollow = await jobs.follow(
+      () => {},
+      () => {},
+    );
     startRun();
     await waitFor(
       async () => (await matches()).length >= PARTNERS,
