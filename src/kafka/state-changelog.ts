@@ -9,6 +9,7 @@ import { deletedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
+import { notAuthorized } from './errors.ts';
 import { readRefused, replayConsumer } from './topic-reader.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -90,12 +91,24 @@ export class KafkaStateChangelog implements StateChangelog {
     const admin = this.#kafka.admin();
     await admin.connect();
     try {
-      const { resources } = await admin.describeConfigs({
-        includeSynonyms: false,
-        resources: [
-          { type: kafkajs.ConfigResourceTypes.TOPIC, name: this.name, configNames: ['delete.retention.ms'] },
-        ],
-      });
+      const { resources } = await admin
+        .describeConfigs({
+          includeSynonyms: false,
+          resources: [
+            {
+              type: kafkajs.ConfigResourceTypes.TOPIC,
+              name: this.name,
+              configNames: ['delete.retention.ms'],
+            },
+          ],
+        })
+        .catch((error: unknown) => {
+          throw (
+            notAuthorized(error, {
+              topic: { operation: 'DescribeConfigs', resource: `Topic ${this.name}` },
+            }) ?? error
+          );
+        });
       const [topic] = resources;
       if (!topic || topic.errorCode !== 0)
         throw new Error(`delete.retention.ms of topic ${this.name}: ${topic?.errorMessage || 'not known'}`);

@@ -84,6 +84,19 @@ function runGrants(topics: Config['topics'], groupId: string): Grant[] {
   ];
 }
 
+/** What `dlq replay` needs, as docs/OPERATIONS.md lists it. */
+const replayGrants = (topics: Config['topics']): Grant[] => [
+  topic(topics.deadLetters, READ),
+  topic(topics.input, READ),
+  topic(topics.input, WRITE),
+  topic(topics.input, DESCRIBE_CONFIGS),
+  { resourceType: AclResourceTypes.GROUP, resourceName: 'partner-enrich-', operation: READ, prefixed: true },
+];
+
+/** `grants` but `operation` on `name`. */
+const without = (grants: Grant[], name: string, operation: number): Grant[] =>
+  grants.filter((g) => !(g.resourceName === name && g.operation === operation));
+
 /** Replaces the application principal's ACLs by `grants`. */
 async function grant(grants: Grant[]): Promise<void> {
   const client = admin.admin();
@@ -171,6 +184,14 @@ async function ending(
 
 const withoutGroupPrefix = (grants: Grant[]): Grant[] => grants.filter((g) => !g.prefixed);
 
+/** The command ends with exit 2, KAFKA_NOT_AUTHORIZED naming the throw-away groups' prefix. */
+async function expectGroupPrefixRefused(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const { code, line } = await ending(args, env);
+  expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
+  expect(line).toContain('Read on Group prefix partner-enrich-');
+  expect(code).toBe(2);
+}
+
 describe('on a cluster with SASL and ACLs', () => {
   it('regression: every command failed on a SASL cluster (KAFKA_UNAVAILABLE "Cannot add property authenticationProvider, object is not extensible": kafkajs writes into the frozen configuration); now `topics create` creates the topics', async () => {
     const topics = testTopics('acl-sasl');
@@ -186,24 +207,14 @@ describe('on a cluster with SASL and ACLs', () => {
 
   it('regression: `dlq replay` without Read on the partner-enrich- groups ended with exit 13 and no message (a consumer stopped for good was never noticed: "unsettled top-level await"); now exit 2, KAFKA_NOT_AUTHORIZED naming the group prefix', async () => {
     const topics = await freshTopics({ deadLetters: 1 });
-    await grant([
-      topic(topics.deadLetters, READ),
-      topic(topics.input, READ),
-      topic(topics.input, WRITE),
-      topic(topics.input, DESCRIBE_CONFIGS),
-    ]);
-    const { code, line } = await ending(['dlq', 'replay', '--dry-run'], appEnv(topics, uniqueName('g')));
-    expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
-    expect(line).toContain('Read on Group prefix partner-enrich-');
-    expect(code).toBe(2);
+    await grant(withoutGroupPrefix(replayGrants(topics)));
+    await expectGroupPrefixRefused(['dlq', 'replay', '--dry-run'], appEnv(topics, uniqueName('g')));
   });
 
   it('regression: `run` without Read on a state topic holding entries hung at start (/readyz 503 for good); now exit 2 at once, KAFKA_NOT_AUTHORIZED naming the topic and Read', async () => {
     const topics = await freshTopics({ state: 2 });
     const groupId = uniqueName('g');
-    await grant(
-      runGrants(topics, groupId).filter((g) => !(g.resourceName === topics.state && g.operation === READ)),
-    );
+    await grant(without(runGrants(topics, groupId), topics.state, READ));
     const { code, line } = await ending(['run'], appEnv(topics, groupId));
     expect(line).toContain(`KAFKA_NOT_AUTHORIZED: the broker refused Read on Topic ${topics.state}`);
     expect(code).toBe(2);
@@ -213,9 +224,25 @@ describe('on a cluster with SASL and ACLs', () => {
     const topics = await freshTopics();
     const groupId = uniqueName('g');
     await grant(withoutGroupPrefix(runGrants(topics, groupId)));
-    const { code, line } = await ending(['run'], appEnv(topics, groupId));
-    expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
-    expect(line).toContain('Read on Group prefix partner-enrich-');
-    expect(code).toBe(2);
+    await expectGroupPrefixRefused(['run'], appEnv(topics, groupId));
+  });
+
+  it('regression: `run` and `dlq replay` without DescribeConfigs on a topic they write (max.message.bytes) ended as an unexpected failure, exit 1 with a stack; now exit 2, KAFKA_NOT_AUTHORIZED naming DescribeConfigs and that topic', async () => {
+    const topics = await freshTopics({ deadLetters: 1 });
+    const groupId = uniqueName('g');
+    await grant(without(runGrants(topics, groupId), topics.events, DESCRIBE_CONFIGS));
+    const run = await ending(['run'], appEnv(topics, groupId));
+    expect(run.line).toBe(
+      `partner-enrich: KAFKA_NOT_AUTHORIZED: the broker refused DescribeConfigs on Topic ${topics.events} ` +
+        `(TOPIC_AUTHORIZATION_FAILED): grant the principal DescribeConfigs on Topic ${topics.events} ` +
+        '(docs/OPERATIONS.md, Kafka ACLs)',
+    );
+    expect(run.code).toBe(2);
+    await grant(without(replayGrants(topics), topics.input, DESCRIBE_CONFIGS));
+    const replay = await ending(['dlq', 'replay', '--dry-run'], appEnv(topics, groupId));
+    expect(replay.line).toContain(
+      `KAFKA_NOT_AUTHORIZED: the broker refused DescribeConfigs on Topic ${topics.input} `,
+    );
+    expect(replay.code).toBe(2);
   });
 });
