@@ -3,6 +3,7 @@
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/index.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
+import { describeRefused } from '../kafka/topic-presence.ts';
 import { RerunError } from '../rerun/errors.ts';
 import type { RerunJob } from '../rerun/rerun-job.ts';
 import { rerunView, type RerunView } from '../rerun/rerun-view.ts';
@@ -61,7 +62,11 @@ export async function openRerunContext(config: Config): Promise<RerunContext> {
 function partitionCounter(admin: Admin): (topic: string) => Promise<number | undefined> {
   const known = new Map<string, Promise<number | undefined>>();
   const ask = async (topic: string): Promise<number | undefined> => {
-    if (!(await admin.listTopics()).includes(topic)) return undefined;
+    if (!(await admin.listTopics()).includes(topic)) {
+      const refusal = await describeRefused(admin, [topic]);
+      if (refusal) throw refusal;
+      return undefined;
+    }
     const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
     return topics[0]?.partitions.length;
   };

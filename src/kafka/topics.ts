@@ -2,7 +2,8 @@
 // compacted (latest value per key); the others keep a retention window.
 // The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
 import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
-import { KafkaError } from './errors.ts';
+import { KafkaError, notAuthorized } from './errors.ts';
+import { describeRefused } from './topic-presence.ts';
 
 export interface TopicNames {
   input: string;
@@ -229,6 +230,10 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000
         return;
       }
     } catch (error) {
+      // Created but not to be described (no Describe ACL): waiting would not change that; it
+      // waited the whole minute, then failed without a code.
+      if (notAuthorized(error, { topic: { operation: 'Describe', resource: 'Topic' } }))
+        throw (await describeRefused(admin, topics)) ?? error;
       if (Date.now() > deadline) throw error;
     }
     if (Date.now() > deadline)

@@ -245,4 +245,40 @@ describe('on a cluster with SASL and ACLs', () => {
     );
     expect(replay.code).toBe(2);
   });
+
+  it('regression: a topic the principal may not describe was reported missing (`run`: TOPIC_MISSING, "`partner-enrich topics create` creates the pipeline\'s topics"; `rerun start`: RERUN_UNKNOWN_TOPIC), and `topics create` with Create but no Describe made the topics, then waited a minute for leaders it could not see; now both exit 2, KAFKA_NOT_AUTHORIZED naming Describe on the topic', async () => {
+    const topics = await freshTopics();
+    const groupId = uniqueName('g');
+    await grant(without(runGrants(topics, groupId), topics.input, READ));
+    const run = await ending(['run'], appEnv(topics, groupId));
+    expect(run.line).toContain(`KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${topics.input} `);
+    expect(run.code).toBe(2);
+    await grant([
+      topic(topics.state, READ),
+      topic(topics.state, WRITE),
+      {
+        resourceType: AclResourceTypes.TRANSACTIONAL_ID,
+        resourceName: `${topics.state}.rerun-start.${topics.input}`,
+        operation: WRITE,
+      },
+    ]);
+    const rerun = await ending(['rerun', 'start'], appEnv(topics, groupId));
+    expect(rerun.line).toContain(
+      `KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${topics.input} `,
+    );
+    expect(rerun.code).toBe(2);
+    const fresh = testTopics('acl-create');
+    await grant([
+      {
+        resourceType: AclResourceTypes.CLUSTER,
+        resourceName: 'kafka-cluster',
+        operation: AclOperationTypes.CREATE,
+      },
+    ]);
+    const create = await ending(['topics', 'create'], appEnv(fresh, groupId));
+    expect(create.line).toContain(
+      `KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${fresh.input} `,
+    );
+    expect(create.code).toBe(2);
+  });
 });
