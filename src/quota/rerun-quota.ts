@@ -2,12 +2,12 @@
 // live bulk waits for the quota, never what live work is still expected to need in the
 // window (as much as it used in the last window, and a fifth more; in the second half of a
 // window whose start was seen, that expectation shrinks with the time left, and in the
-// window's last twentieth nothing is kept: the rerun takes what is left, after paying ahead
+// window's tail (TAIL) nothing is kept: the rerun takes what is left, after paying ahead
 // for the live work expected until the window ends, which that live work draws without
 // asking the service), and at most its share of each window; the share is
 // read at every request, so a running rerun can be throttled. While it may take nothing, it
 // asks again every twentieth of a window (at most `retryMs` apart), and when the window's
-// last twentieth begins, reckoned from the earliest the window can have started: asked only every
+// tail begins, reckoned from the earliest the window can have started: asked only every
 // `retryMs` (500 ms by default, a quarter of a 2 s window), the rest of a window went unused
 // (benchmark rerun: windows 97.3 % used, 54 of 124 at >= 98 %).
 // Taking whatever was left the moment the rerun asked (early in a window) left live
@@ -31,8 +31,23 @@ export interface RerunQuotaOptions {
 /** Live use may grow this much from one window to the next before the rerun is in its way. */
 const LIVE_MARGIN = 1.2;
 
-/** The part of a window that is its tail (nothing kept for live work) and the rerun's cadence. */
+/** How often the rerun asks while it may take nothing, as a part of the window. */
+const CADENCE = 1 / 20;
+
+/**
+ * The window's tail, where nothing is kept for live work: a twentieth of the window, and at
+ * least TAIL_MS (but at most a quarter of it). Its asks must land before the window ends: a
+ * tail of 100 ms (a twentieth of 2 s) was lost whole to a pause of the process serving the
+ * quota, or of this one, at its start (GC: 60-150 ms), and its units went unused (benchmark
+ * rerun: one window in about each run at 93-97 %).
+ */
 const TAIL = 1 / 20;
+const TAIL_MS = 250;
+const MAX_TAIL = 1 / 4;
+
+/** The part of a window of `windowMs` (where it is told) that is its tail. */
+const tailOf = (windowMs: number | undefined) =>
+  windowMs === undefined ? TAIL : Math.max(TAIL, Math.min(MAX_TAIL, TAIL_MS / windowMs));
 
 /** The least part of a rerun's bulk it takes before a window's tail (in the tail, anything). */
 const MIN_BULK_PART = 1 / 4;
@@ -164,30 +179,29 @@ export class RerunQuota {
       const expected =
         this.#othersLast === undefined ? room.max - shareOfWindow : Math.ceil(this.#othersLast * LIVE_MARGIN);
       const timeLeft = this.#timeLeft(room, at);
-      const reserve =
-        timeLeft <= TAIL
-          ? 0
-          : Math.min(
-              Math.max(0, expected - (room.max - room.left - this.#used)),
-              Math.ceil(expected * Math.min(1, 2 * timeLeft)),
-            );
+      const inTail = timeLeft <= tailOf(room.windowMs);
+      const reserve = inTail
+        ? 0
+        : Math.min(
+            Math.max(0, expected - (room.max - room.left - this.#used)),
+            Math.ceil(expected * Math.min(1, 2 * timeLeft)),
+          );
       // In the tail the rerun takes what is left, but first pays ahead for the live work still
       // expected before the window ends, as late as it can end: taken by the rerun, it left
       // those live records refused, their intake paused until the next window (benchmark
       // rerun: live p95 3.4x of the same load without a rerun, with every window used up).
-      const credit =
-        timeLeft <= TAIL
-          ? Math.max(
-              0,
-              Math.ceil(expected * (timeLeft + this.#uncertainty(room)) * LIVE_MARGIN) - this.#gate.credit,
-            )
-          : 0;
+      const credit = inTail
+        ? Math.max(
+            0,
+            Math.ceil(expected * (timeLeft + this.#uncertainty(room)) * LIVE_MARGIN) - this.#gate.credit,
+          )
+        : 0;
       const allowed = Math.min(wanted, room.left - reserve - credit, shareOfWindow - this.#used);
       // Before the tail, a bulk waits until a quarter of it can go: granted what the shrinking
       // reserve freed every few milliseconds, the rerun sent bulks of 1 to 10 tasks, each
       // created, recorded and read like a full one (benchmark rerun: 25 bulks a window for 840).
       // Where the window's end is not known there is no tail to wait for.
-      const worthABulk = !this.#phase || timeLeft <= TAIL || allowed >= Math.ceil(wanted * MIN_BULK_PART);
+      const worthABulk = !this.#phase || inTail || allowed >= Math.ceil(wanted * MIN_BULK_PART);
       if (allowed <= 0 || !worthABulk) {
         // In the tail (the only place credit is due), taking nothing still pays ahead for live
         // work, up to what is left: left alone when live work was expected to need more than
@@ -215,7 +229,7 @@ export class RerunQuota {
 
   /**
    * How long to wait before asking again: a twentieth of the window where it is told, no
-   * later than the moment its last twentieth begins, and no later than the middle of the
+   * later than the moment its tail begins, and no later than the middle of the
    * span the next reset is known to lie in. Asked at a fixed cadence only, the ask that may
    * take the tail came anywhere in it, late ones after the reset (benchmark rerun: windows
    * 97.7 % used, 16 of 36 at >= 98 %); the ask in the middle halves that span at each reset
@@ -225,8 +239,8 @@ export class RerunQuota {
     const { retryMs } = this.#options;
     const { windowMs } = room;
     if (windowMs === undefined) return retryMs;
-    const waits = [Math.min(retryMs, Math.max(10, Math.round(windowMs * TAIL)))];
-    const untilTail = (timeLeft - TAIL) * windowMs;
+    const waits = [Math.min(retryMs, Math.max(10, Math.round(windowMs * CADENCE)))];
+    const untilTail = (timeLeft - tailOf(windowMs)) * windowMs;
     if (untilTail > 0) waits.push(untilTail);
     if (this.#phase) {
       const middle = (this.#phase.earliest + this.#phase.latest) / 2;
