@@ -16,6 +16,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
+import { notAuthorized } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import { TopicWatch, type Stall } from './topic-watch.ts';
 
@@ -127,7 +128,7 @@ export class KafkaSource implements RecordSource {
     this.#consumer.on(CRASH, ({ payload }) => {
       // kafkajs disconnects before it restarts: the group takes back every partition.
       this.#joined(handler, {});
-      if (!payload.restart && !this.#stopped) handler.failed(payload.error);
+      if (!payload.restart && !this.#stopped) handler.failed(this.#refused(payload.error));
     });
     await this.#consumer.connect();
     await this.#consumer.subscribe({ topic, fromBeginning: true });
@@ -175,6 +176,20 @@ export class KafkaSource implements RecordSource {
     const silentMs = Date.now() - this.#answeredAt;
     if (silentMs < UNANSWERED_MS) return undefined;
     return `kafka broker unreachable: no broker has answered the consumer for ${Math.floor(silentMs / 1000)} s`;
+  }
+
+  /**
+   * KAFKA_NOT_AUTHORIZED for a refusal of the group or the input topic: kafkajs says only
+   * "Failed to find group coordinator" when the group is refused.
+   */
+  #refused(error: Error): Error {
+    const { topic, groupId } = this.#options;
+    return (
+      notAuthorized(error, {
+        topic: { operation: 'Read', resource: `Topic ${topic}` },
+        group: { operation: 'Read', resource: `Group ${groupId}` },
+      }) ?? error
+    );
   }
 
   get memberId(): string | undefined {

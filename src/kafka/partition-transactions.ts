@@ -12,7 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import { isFenced, KafkaError, refusedAsTooLarge } from './errors.ts';
+import { isFenced, KafkaError, notAuthorized, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
 import { isTopicLost, topicMissing, TopicWatch } from './topic-watch.ts';
@@ -90,7 +90,7 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
     try {
       await opened;
     } catch (error) {
-      throw failure(ref, error);
+      throw failure(ref, error, transactionalId(this.#options.groupId, ref));
     }
   }
 
@@ -218,8 +218,14 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
   }
 }
 
-function failure(ref: PartitionRef, error: unknown): KafkaError {
-  const message = (error as Error).message;
+/** `id`: the producer's transactional id, named when the broker refuses it. */
+function failure(ref: PartitionRef, error: unknown, id?: string): KafkaError {
+  // kafkajs says only "Failed to find group coordinator" when the transactional id is refused.
+  const refusal =
+    id === undefined
+      ? undefined
+      : notAuthorized(error, { transactionalId: { operation: 'Write', resource: `TransactionalId ${id}` } });
+  const message = (refusal ?? (error as Error)).message;
   return isFenced(error)
     ? new KafkaError(
         'TRANSACTION_FENCED',

@@ -12,7 +12,7 @@ import {
   type RerunJobStore,
   type RerunPartitionProgress,
 } from '../rerun/rerun-job.ts';
-import { isFenced, KafkaError } from './errors.ts';
+import { isFenced, KafkaError, notAuthorized } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
@@ -218,8 +218,9 @@ export class KafkaRerunJobStore implements RerunJobStore {
     inputTopic: string,
     decide: () => Promise<RerunJob | undefined>,
   ): Promise<RerunJob | undefined> {
+    const id = jobTransactionalId(this.#topic, inputTopic);
     const producer = this.#kafka.producer({
-      transactionalId: jobTransactionalId(this.#topic, inputTopic),
+      transactionalId: id,
       idempotent: true,
       maxInFlightRequests: 1,
       transactionTimeout: WRITE_TRANSACTION_TIMEOUT_MS,
@@ -232,7 +233,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
       transaction = await this.#writing(async () => {
         await producer.connect();
         return producer.transaction();
-      });
+      }, id);
       await this.load();
       const job = await decide();
       if (job === undefined) return undefined;
@@ -372,14 +373,24 @@ export class KafkaRerunJobStore implements RerunJobStore {
     });
   }
 
-  async #writing<T>(write: () => Promise<T>): Promise<T> {
+  /** `transactionalId`: the id the write takes, named when the broker refuses it. */
+  async #writing<T>(write: () => Promise<T>, transactionalId?: string): Promise<T> {
     try {
       return await write();
     } catch (error) {
       if (isTopicLost(error)) throw error;
-      throw new KafkaError('STATE_WRITE_FAILED', `state topic ${this.#topic}: ${(error as Error).message}`, {
-        cause: error,
+      // kafkajs says only "Failed to find group coordinator" when the transactional id is refused.
+      const refusal = notAuthorized(error, {
+        topic: { operation: 'Write', resource: `Topic ${this.#topic}` },
+        ...(transactionalId === undefined
+          ? {}
+          : { transactionalId: { operation: 'Write', resource: `TransactionalId ${transactionalId}` } }),
       });
+      throw new KafkaError(
+        'STATE_WRITE_FAILED',
+        `state topic ${this.#topic}: ${(refusal ?? (error as Error)).message}`,
+        { cause: error, ...(refusal ? { details: refusal.details } : {}) },
+      );
     }
   }
 }

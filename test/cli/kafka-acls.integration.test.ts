@@ -169,7 +169,7 @@ const PROMPTLY_MS = 20_000;
 async function ending(
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; line: string }> {
+): Promise<{ code: number | null; line: string; output: string }> {
   const child = startCli(args, env);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk));
@@ -179,16 +179,35 @@ async function ending(
   clearTimeout(timer);
   expect(output).not.toContain(APP_PASSWORD);
   const lines = output.split('\n').filter((line) => line.startsWith('partner-enrich: '));
-  return { code, line: lines.join('\n') || output.slice(-2_000) };
+  return { code, line: lines.join('\n') || output.slice(-2_000), output };
 }
 
 const withoutGroupPrefix = (grants: Grant[]): Grant[] => grants.filter((g) => !g.prefixed);
 
 /** The command ends with exit 2, KAFKA_NOT_AUTHORIZED naming the throw-away groups' prefix. */
 async function expectGroupPrefixRefused(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  await expectRefused(
+    args,
+    env,
+    'KAFKA_NOT_AUTHORIZED: the broker named no coordinator for Group prefix partner-enrich-, ',
+  );
+}
+
+/** `run`, given what it needs but `operation` on `name`, ends with exit 2, its line containing `text`. */
+async function expectRunRefusedWithout(
+  topics: Config['topics'],
+  [name, operation]: [string, number],
+  text: string,
+): Promise<void> {
+  const groupId = uniqueName('g');
+  await grant(without(runGrants(topics, groupId), name, operation));
+  await expectRefused(['run'], appEnv(topics, groupId), text);
+}
+
+/** The command ends with exit 2, its line containing `text`. */
+async function expectRefused(args: string[], env: NodeJS.ProcessEnv, text: string): Promise<void> {
   const { code, line } = await ending(args, env);
-  expect(line).toContain('KAFKA_NOT_AUTHORIZED: ');
-  expect(line).toContain('Read on Group prefix partner-enrich-');
+  expect(line).toContain(text);
   expect(code).toBe(2);
 }
 
@@ -213,11 +232,11 @@ describe('on a cluster with SASL and ACLs', () => {
 
   it('regression: `run` without Read on a state topic holding entries hung at start (/readyz 503 for good); now exit 2 at once, KAFKA_NOT_AUTHORIZED naming the topic and Read', async () => {
     const topics = await freshTopics({ state: 2 });
-    const groupId = uniqueName('g');
-    await grant(without(runGrants(topics, groupId), topics.state, READ));
-    const { code, line } = await ending(['run'], appEnv(topics, groupId));
-    expect(line).toContain(`KAFKA_NOT_AUTHORIZED: the broker refused Read on Topic ${topics.state}`);
-    expect(code).toBe(2);
+    await expectRunRefusedWithout(
+      topics,
+      [topics.state, READ],
+      `KAFKA_NOT_AUTHORIZED: the broker refused Read on Topic ${topics.state} `,
+    );
   });
 
   it('regression: `run` without Read on the partner-enrich- groups and an empty state topic ran on ready, its ledger and rerun followers stopped for good (blind to what other replicas pay for); now exit 2 at start', async () => {
@@ -239,20 +258,21 @@ describe('on a cluster with SASL and ACLs', () => {
     );
     expect(run.code).toBe(2);
     await grant(without(replayGrants(topics), topics.input, DESCRIBE_CONFIGS));
-    const replay = await ending(['dlq', 'replay', '--dry-run'], appEnv(topics, groupId));
-    expect(replay.line).toContain(
+    await expectRefused(
+      ['dlq', 'replay', '--dry-run'],
+      appEnv(topics, groupId),
       `KAFKA_NOT_AUTHORIZED: the broker refused DescribeConfigs on Topic ${topics.input} `,
     );
-    expect(replay.code).toBe(2);
   });
 
   it('regression: a topic the principal may not describe was reported missing (`run`: TOPIC_MISSING, "`partner-enrich topics create` creates the pipeline\'s topics"; `rerun start`: RERUN_UNKNOWN_TOPIC), and `topics create` with Create but no Describe made the topics, then waited a minute for leaders it could not see; now both exit 2, KAFKA_NOT_AUTHORIZED naming Describe on the topic', async () => {
     const topics = await freshTopics();
     const groupId = uniqueName('g');
-    await grant(without(runGrants(topics, groupId), topics.input, READ));
-    const run = await ending(['run'], appEnv(topics, groupId));
-    expect(run.line).toContain(`KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${topics.input} `);
-    expect(run.code).toBe(2);
+    await expectRunRefusedWithout(
+      topics,
+      [topics.input, READ],
+      `KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${topics.input} `,
+    );
     await grant([
       topic(topics.state, READ),
       topic(topics.state, WRITE),
@@ -262,11 +282,11 @@ describe('on a cluster with SASL and ACLs', () => {
         operation: WRITE,
       },
     ]);
-    const rerun = await ending(['rerun', 'start'], appEnv(topics, groupId));
-    expect(rerun.line).toContain(
+    await expectRefused(
+      ['rerun', 'start'],
+      appEnv(topics, groupId),
       `KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${topics.input} `,
     );
-    expect(rerun.code).toBe(2);
     const fresh = testTopics('acl-create');
     await grant([
       {
@@ -275,10 +295,37 @@ describe('on a cluster with SASL and ACLs', () => {
         operation: AclOperationTypes.CREATE,
       },
     ]);
-    const create = await ending(['topics', 'create'], appEnv(fresh, groupId));
-    expect(create.line).toContain(
+    await expectRefused(
+      ['topics', 'create'],
+      appEnv(fresh, groupId),
       `KAFKA_NOT_AUTHORIZED: the broker refused Describe on Topic ${fresh.input} `,
     );
-    expect(create.code).toBe(2);
+  });
+
+  it('regression: a refused consumer group or transactional id was reported as "Failed to find group coordinator" (run: PIPELINE_SOURCE_FAILED; exactly-once: TRANSACTION_FAILED; rerun start: STATE_WRITE_FAILED); now each names Read on the group or Write on the transactional id', async () => {
+    const topics = await freshTopics();
+    const groupId = uniqueName('g');
+    const grants = runGrants(topics, groupId);
+    await grant(without(grants, groupId, READ));
+    const run = await ending(['run'], appEnv(topics, groupId));
+    expect(run.output).toContain(
+      `the broker named no coordinator for Group ${groupId}, as it answers when Read`,
+    );
+    expect(run.code).toBe(1);
+    await grant(grants);
+    const exactlyOnce = await ending(['run', '--delivery', 'exactly-once'], appEnv(topics, groupId));
+    expect(exactlyOnce.output).toMatch(
+      new RegExp(
+        `no coordinator for TransactionalId ${groupId}\\.${topics.input.replaceAll('.', '\\.')}\\.[01],`,
+      ),
+    );
+    expect(exactlyOnce.code).toBe(1);
+    await grant([topic(topics.state, READ), topic(topics.state, WRITE), topic(topics.input, READ)]);
+    await expectRefused(
+      ['rerun', 'start'],
+      appEnv(topics, groupId),
+      `STATE_WRITE_FAILED: state topic ${topics.state}: the broker named no coordinator for TransactionalId ` +
+        `${topics.state}.rerun-start.${topics.input}`,
+    );
   });
 });
