@@ -129,14 +129,24 @@ async function assertExistingTopicsFit(
     { role: 'state', topic: names.state },
   ].filter((t) => existing.has(t.topic));
   if (compacted.length > 0) {
-    const { resources } = await admin.describeConfigs({
-      includeSynonyms: false,
-      resources: compacted.map(({ topic }) => ({
-        type: kafkajs.ConfigResourceTypes.TOPIC,
-        name: topic,
-        configNames: ['cleanup.policy'],
-      })),
-    });
+    const names = compacted.map(({ topic }) => topic);
+    const { resources } = await admin
+      .describeConfigs({
+        includeSynonyms: false,
+        resources: names.map((name) => ({
+          type: kafkajs.ConfigResourceTypes.TOPIC,
+          name,
+          configNames: ['cleanup.policy'],
+        })),
+      })
+      .catch((error: unknown) => {
+        // Refused, this was an unexpected failure with a stack, exit 1.
+        throw (
+          notAuthorized(error, {
+            topic: { operation: 'DescribeConfigs', resource: `Topic ${names.join(', ')}` },
+          }) ?? error
+        );
+      });
     for (const { role, topic } of compacted) {
       const policy = resources
         .find((r) => r.resourceName === topic)

@@ -14,7 +14,7 @@ import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/proce
 import type { Config } from '../../src/config/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { cliEnv, runCli, startCli } from '../support/cli.ts';
-import { createTopicsFor, testTopics } from '../support/enrichment.ts';
+import { createTopicsFor, pipelineTopicNames, testTopics } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
 
 const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
@@ -326,6 +326,16 @@ describe('on a cluster with SASL and ACLs', () => {
       appEnv(topics, groupId),
       `STATE_WRITE_FAILED: state topic ${topics.state}: the broker named no coordinator for TransactionalId ` +
         `${topics.state}.rerun-start.${topics.input}`,
+    );
+  });
+
+  it('regression: `topics create` without DescribeConfigs on the existing storage and state topics (their cleanup.policy) ended as an unexpected failure, exit 1 with a stack; now exit 2, KAFKA_NOT_AUTHORIZED naming DescribeConfigs on them', async () => {
+    const topics = await freshTopics();
+    await grant(pipelineTopicNames(topics).map((name) => topic(name, AclOperationTypes.DESCRIBE)));
+    await expectRefused(
+      ['topics', 'create'],
+      appEnv(topics, uniqueName('g')),
+      `KAFKA_NOT_AUTHORIZED: the broker refused DescribeConfigs on Topic ${topics.storage}, ${topics.state} `,
     );
   });
 });
