@@ -10,6 +10,14 @@ export async function probeBrokers(config: KafkaConfig): Promise<void> {
     await admin.connect();
     await admin.describeCluster();
   } catch (error) {
+    // Credentials the broker refuses are no outage: the supervisor's retries cannot fix them.
+    if ((error as Error).name === 'KafkaJSSASLAuthenticationError' && config.sasl)
+      throw new KafkaError(
+        'KAFKA_AUTHENTICATION_FAILED',
+        `the broker refused the SASL ${config.sasl.mechanism.toUpperCase()} credentials of user ` +
+          `${'username' in config.sasl ? config.sasl.username : '(unnamed)'} (${(error as Error).message}): check kafka.sasl`,
+        { cause: error },
+      );
     throw new KafkaError(
       'KAFKA_UNAVAILABLE',
       `no broker of ${[config.brokers].flat().join(', ')} answered: ${(error as Error).message}`,

@@ -37,6 +37,11 @@ export const KAFKA_ERROR_CODES = [
   /** At start: no broker of `kafka.brokers` answered; `run` exits non-zero for its supervisor to retry. */
   'KAFKA_UNAVAILABLE',
   /**
+   * At start: the broker refused the SASL credentials of `kafka.sasl` (wrong user name or
+   * password, or a mechanism the user has no credentials for); exit 2. details: none.
+   */
+  'KAFKA_AUTHENTICATION_FAILED',
+  /**
    * The internal state topic (bulk ledger) could not be written within the client's retries:
    * the pipeline stops without committing, records are read again after a restart. From
    * `rerun`: a job or request not written; `rerun start` (and `run`'s schedule at a slot) also

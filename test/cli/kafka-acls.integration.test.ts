@@ -224,6 +224,19 @@ describe('on a cluster with SASL and ACLs', () => {
     expect(listed).toEqual(expect.arrayContaining([topics.input, topics.state]));
   });
 
+  it('regression: a wrong SASL password was reported as an outage (KAFKA_UNAVAILABLE "no broker of … answered"), which a supervisor waits out; now KAFKA_AUTHENTICATION_FAILED naming the mechanism and the user, exit 2', async () => {
+    const topics = testTopics('acl-password');
+    const env = appEnv(topics, uniqueName('g'), { username: 'app', password: 'not-the-Pa55word' });
+    for (const args of [['run'], ['topics', 'create'], ['dlq', 'replay', '--dry-run'], ['rerun', 'list']]) {
+      const { code, line, output } = await ending(args, env);
+      expect(line, args.join(' ')).toMatch(
+        /^partner-enrich: KAFKA_AUTHENTICATION_FAILED: the broker refused the SASL PLAIN credentials of user app \(/,
+      );
+      expect(output).not.toContain('not-the-Pa55word');
+      expect(code).toBe(2);
+    }
+  });
+
   it('regression: `dlq replay` without Read on the partner-enrich- groups ended with exit 13 and no message (a consumer stopped for good was never noticed: "unsettled top-level await"); now exit 2, KAFKA_NOT_AUTHORIZED naming the group prefix', async () => {
     const topics = await freshTopics({ deadLetters: 1 });
     await grant(withoutGroupPrefix(replayGrants(topics)));
