@@ -19,7 +19,7 @@ import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
-import { refusedAsTooLarge, SinkError } from './errors.ts';
+import { notAuthorized, refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
@@ -243,12 +243,17 @@ export class KafkaSink implements OutputSink {
         // and a request built again under the new limits could be taken for those (dropped as
         // a duplicate) or refused as out of order. The restart reads the limits and finds
         // what was written (the storage record).
+        // The broker's answer names no topic when it refuses Write: the request's are named.
         const failure =
           refusedAsTooLarge(
             error,
             chunk.map(({ encoded }) => encoded.topic),
             (topic) => this.limit(topic),
-          ) ?? (error as Error);
+          ) ??
+          notAuthorized(error, {
+            topic: { operation: 'Write', resource: `Topic ${[...byTopic.keys()].join(', ')}` },
+          }) ??
+          (error as Error);
         for (const { pending } of chunk) settle(pending, failure);
         continue;
       }

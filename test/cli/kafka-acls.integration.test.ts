@@ -342,6 +342,44 @@ describe('on a cluster with SASL and ACLs', () => {
     );
   });
 
+  it('regression: `run` without Write on its storage topic failed at the first record with "Not authorized to access topics" and no topic named; now PIPELINE_OUTPUT_FAILED names Write and the topics of the refused request, exit 1 (fatal while running)', async () => {
+    const topics = await freshTopics();
+    const producer = admin.producer();
+    await producer.connect();
+    await producer.send({
+      topic: topics.input,
+      messages: [
+        {
+          key: 'P-1',
+          value: JSON.stringify({
+            partnerId: 'P-1',
+            sourceSystem: 'ERP-EU',
+            names: ['Kaiser Software München'],
+            addresses: [{ town: 'München', country: 'DE' }],
+            changedAt: 1767225600000,
+          }),
+        },
+      ],
+    });
+    await producer.disconnect();
+    const groupId = uniqueName('g');
+    await grant(without(runGrants(topics, groupId), topics.storage, WRITE));
+    const run = await ending(['run'], appEnv(topics, groupId));
+    // A failure while running is the log's fatal line (its err with code and message), exit 1.
+    const fatal = run.output.split('\n').find((line) => line.includes('fatal failure: stopping'));
+    expect(JSON.parse(fatal ?? '{}')).toMatchObject({
+      err: {
+        code: 'PIPELINE_OUTPUT_FAILED',
+        message: expect.stringMatching(
+          new RegExp(
+            `^outputs could not be written: the broker refused Write on Topic [^(]*${topics.storage.replaceAll('.', '\\.')}`,
+          ),
+        ),
+      },
+    });
+    expect(run.code).toBe(1);
+  });
+
   it('regression: `topics create` without DescribeConfigs on the existing storage and state topics (their cleanup.policy) ended as an unexpected failure, exit 1 with a stack; now exit 2, KAFKA_NOT_AUTHORIZED naming DescribeConfigs on them', async () => {
     const topics = await freshTopics();
     await grant(pipelineTopicNames(topics).map((name) => topic(name, AclOperationTypes.DESCRIBE)));
