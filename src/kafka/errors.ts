@@ -185,6 +185,16 @@ export interface Needed {
   transactionalId?: Permission;
 }
 
+/** `operation` on each of `topics`, named as one resource (`Topic a, b`). */
+export const onTopics = (operation: string, topics: string | readonly string[]): Needed => ({
+  topic: { operation, resource: `Topic ${[topics].flat().join(', ')}` },
+});
+
+/** Write on a producer's transactional id. */
+export const onTransactionalId = (id: string): Needed => ({
+  transactionalId: { operation: 'Write', resource: `TransactionalId ${id}` },
+});
+
 const REFUSALS: Record<string, keyof Needed> = {
   TOPIC_AUTHORIZATION_FAILED: 'topic',
   GROUP_AUTHORIZATION_FAILED: 'group',

@@ -19,7 +19,7 @@ import type { OutputMessage, OutputName } from '../pipeline/outputs.ts';
 import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
-import { notAuthorized, refusedAsTooLarge, SinkError } from './errors.ts';
+import { notAuthorized, onTopics, refusedAsTooLarge, SinkError } from './errors.ts';
 import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
@@ -250,9 +250,7 @@ export class KafkaSink implements OutputSink {
             chunk.map(({ encoded }) => encoded.topic),
             (topic) => this.limit(topic),
           ) ??
-          notAuthorized(error, {
-            topic: { operation: 'Write', resource: `Topic ${[...byTopic.keys()].join(', ')}` },
-          }) ??
+          notAuthorized(error, onTopics('Write', [...byTopic.keys()])) ??
           (error as Error);
         for (const { pending } of chunk) settle(pending, failure);
         continue;

@@ -16,7 +16,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
-import { notAuthorized } from './errors.ts';
+import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import { TopicWatch, type Stall } from './topic-watch.ts';
 
@@ -186,7 +186,7 @@ export class KafkaSource implements RecordSource {
     const { topic, groupId } = this.#options;
     return (
       notAuthorized(error, {
-        topic: { operation: 'Read', resource: `Topic ${topic}` },
+        ...onTopics('Read', topic),
         group: { operation: 'Read', resource: `Group ${groupId}` },
       }) ?? error
     );

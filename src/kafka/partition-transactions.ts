@@ -12,7 +12,7 @@ import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
 import { backoffDelay } from '../retry/backoff.ts';
-import { isFenced, KafkaError, notAuthorized, refusedAsTooLarge } from './errors.ts';
+import { isFenced, KafkaError, notAuthorized, onTransactionalId, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
 import { isTopicLost, topicMissing, TopicWatch } from './topic-watch.ts';
@@ -221,10 +221,7 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
 /** `id`: the producer's transactional id, named when the broker refuses it. */
 function failure(ref: PartitionRef, error: unknown, id?: string): KafkaError {
   // kafkajs says only "Failed to find group coordinator" when the transactional id is refused.
-  const refusal =
-    id === undefined
-      ? undefined
-      : notAuthorized(error, { transactionalId: { operation: 'Write', resource: `TransactionalId ${id}` } });
+  const refusal = id === undefined ? undefined : notAuthorized(error, onTransactionalId(id));
   const message = (refusal ?? (error as Error)).message;
   return isFenced(error)
     ? new KafkaError(

@@ -12,7 +12,7 @@ import {
   type RerunJobStore,
   type RerunPartitionProgress,
 } from '../rerun/rerun-job.ts';
-import { isFenced, KafkaError, notAuthorized } from './errors.ts';
+import { isFenced, KafkaError, notAuthorized, onTopics, onTransactionalId } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
@@ -381,10 +381,8 @@ export class KafkaRerunJobStore implements RerunJobStore {
       if (isTopicLost(error)) throw error;
       // kafkajs says only "Failed to find group coordinator" when the transactional id is refused.
       const refusal = notAuthorized(error, {
-        topic: { operation: 'Write', resource: `Topic ${this.#topic}` },
-        ...(transactionalId === undefined
-          ? {}
-          : { transactionalId: { operation: 'Write', resource: `TransactionalId ${transactionalId}` } }),
+        ...onTopics('Write', this.#topic),
+        ...(transactionalId === undefined ? {} : onTransactionalId(transactionalId)),
       });
       throw new KafkaError(
         'STATE_WRITE_FAILED',

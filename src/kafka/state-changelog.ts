@@ -3,13 +3,12 @@
 // replay is never a member of the pipeline's group) that seeks each wanted partition to
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, { type Kafka, type KafkaMessage } from 'kafkajs';
+import type { Kafka, KafkaMessage } from 'kafkajs';
 import { deletedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
-import { notAuthorized } from './errors.ts';
+import { describeTopicConfig } from './topic-configs.ts';
 import { readRefused, replayConsumer } from './topic-reader.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -91,24 +90,7 @@ export class KafkaStateChangelog implements StateChangelog {
     const admin = this.#kafka.admin();
     await admin.connect();
     try {
-      const { resources } = await admin
-        .describeConfigs({
-          includeSynonyms: false,
-          resources: [
-            {
-              type: kafkajs.ConfigResourceTypes.TOPIC,
-              name: this.name,
-              configNames: ['delete.retention.ms'],
-            },
-          ],
-        })
-        .catch((error: unknown) => {
-          throw (
-            notAuthorized(error, {
-              topic: { operation: 'DescribeConfigs', resource: `Topic ${this.name}` },
-            }) ?? error
-          );
-        });
+      const resources = await describeTopicConfig(admin, [this.name], 'delete.retention.ms');
       const [topic] = resources;
       if (!topic || topic.errorCode !== 0)
         throw new Error(`delete.retention.ms of topic ${this.name}: ${topic?.errorMessage || 'not known'}`);

@@ -3,9 +3,7 @@
 // broker for it through its own retries and failed without a code of ours: `run` started
 // before `topics create` ended as an unexpected failure, after 81 s for the state topic.
 import type { Admin, Kafka } from 'kafkajs';
-import { KafkaError, notAuthorized } from './errors.ts';
-
-const describeOn = (topic: string) => ({ topic: { operation: 'Describe', resource: `Topic ${topic}` } });
+import { KafkaError, notAuthorized, onTopics } from './errors.ts';
 
 /**
  * KAFKA_NOT_AUTHORIZED for the first of `unlisted` the broker refuses to describe: the listing
@@ -20,7 +18,7 @@ export async function describeRefused(
   for (const topic of unlisted) {
     const refusal = await admin.fetchTopicMetadata({ topics: [topic] }).then(
       () => undefined,
-      (error: unknown) => notAuthorized(error, describeOn(topic)),
+      (error: unknown) => notAuthorized(error, onTopics('Describe', topic)),
     );
     if (refusal) return refusal;
   }

@@ -2,7 +2,7 @@
 // read began: how the storage index and the bulk ledger are rebuilt at start.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
-import { notAuthorized } from './errors.ts';
+import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 /** The throw-away groups' prefix: on a cluster with ACLs the principal needs Read on groups of it. */
@@ -37,7 +37,7 @@ export function firstFetch(consumer: Consumer, topic: string): Promise<void> {
 /** KAFKA_NOT_AUTHORIZED for a read of `topic` in a throw-away group the broker refused; `error` otherwise. */
 export const readRefused = (topic: string, error: Error): Error =>
   notAuthorized(error, {
-    topic: { operation: 'Read', resource: `Topic ${topic}` },
+    ...onTopics('Read', topic),
     group: { operation: 'Read', resource: `Group prefix ${REPLAY_GROUP_PREFIX}` },
   }) ?? error;
 

@@ -1,8 +1,8 @@
 // Creates the pipeline's topics if they are missing: storage and internal state are
 // compacted (latest value per key); the others keep a retention window.
-// The default import: Node's named-export detection of CommonJS kafkajs misses ConfigResourceTypes.
-import kafkajs, { type Admin, type ITopicConfig } from 'kafkajs';
-import { KafkaError, notAuthorized } from './errors.ts';
+import type { Admin, ITopicConfig } from 'kafkajs';
+import { KafkaError, notAuthorized, onTopics } from './errors.ts';
+import { describeTopicConfig } from './topic-configs.ts';
 import { describeRefused } from './topic-presence.ts';
 
 export interface TopicNames {
@@ -129,24 +129,11 @@ async function assertExistingTopicsFit(
     { role: 'state', topic: names.state },
   ].filter((t) => existing.has(t.topic));
   if (compacted.length > 0) {
-    const names = compacted.map(({ topic }) => topic);
-    const { resources } = await admin
-      .describeConfigs({
-        includeSynonyms: false,
-        resources: names.map((name) => ({
-          type: kafkajs.ConfigResourceTypes.TOPIC,
-          name,
-          configNames: ['cleanup.policy'],
-        })),
-      })
-      .catch((error: unknown) => {
-        // Refused, this was an unexpected failure with a stack, exit 1.
-        throw (
-          notAuthorized(error, {
-            topic: { operation: 'DescribeConfigs', resource: `Topic ${names.join(', ')}` },
-          }) ?? error
-        );
-      });
+    const resources = await describeTopicConfig(
+      admin,
+      compacted.map(({ topic }) => topic),
+      'cleanup.policy',
+    );
     for (const { role, topic } of compacted) {
       const policy = resources
         .find((r) => r.resourceName === topic)
@@ -242,7 +229,7 @@ async function waitForLeaders(admin: Admin, topics: string[], timeoutMs = 60_000
     } catch (error) {
       // Created but not to be described (no Describe ACL): waiting would not change that; it
       // waited the whole minute, then failed without a code.
-      if (notAuthorized(error, { topic: { operation: 'Describe', resource: 'Topic' } }))
+      if (notAuthorized(error, onTopics('Describe', topics)))
         throw (await describeRefused(admin, topics)) ?? error;
       if (Date.now() > deadline) throw error;
     }
