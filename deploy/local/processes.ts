@@ -25,9 +25,21 @@ export async function freePort(): Promise<number> {
   const below = ephemeralRangeStart();
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const candidate = FIRST_CHOSEN_PORT + Math.floor(Math.random() * (below - FIRST_CHOSEN_PORT));
-    if (await bindable(candidate)) return candidate;
+    if (!handedOut.has(candidate) && (await bindable(candidate))) return handOut(candidate);
   }
-  return listenedPort(0);
+  return handOut(await listenedPort(0));
+}
+
+/**
+ * Ports this process chose: a port is bound by its user only later, so two choices in a row
+ * could draw the same one (seen in CI: a broker's listener and controller on one port,
+ * "If you have two listeners on the same port then one needs to be IPv4 and the other IPv6").
+ */
+const handedOut = new Set<number>();
+
+function handOut(port: number): number {
+  handedOut.add(port);
+  return port;
 }
 
 /** Ports below this are left to the system's own services. */
