@@ -4,7 +4,7 @@
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { deletedByOf, type StoredPartner } from '../pipeline/outputs.ts';
+import { finishedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
@@ -187,12 +187,12 @@ export class KafkaStateChangelog implements StateChangelog {
     offset: number,
   ): Promise<StateChange> {
     const partnerId = key?.toString('utf8') ?? '';
-    if (value === null) {
-      // The input tombstone behind the delete: read again by this partition's next owner, it is
-      // known as done. Storage tombstones written before the headers existed name none.
-      const deletedBy = deletedByOf(headers);
-      return deletedBy ? { partnerId, stored: null, deletedBy } : { partnerId, stored: null };
-    }
+    // The input record the storage record finished without a state of its own (a delete, a
+    // lookup that failed for good): read again by this partition's next owner, it is known as
+    // done. Storage records written before the headers existed name none.
+    const finishedBy = finishedByOf(headers);
+    if (value === null)
+      return finishedBy ? { partnerId, stored: null, finishedBy } : { partnerId, stored: null };
     let decoded: StorageValue;
     try {
       decoded = (await this.#registry.decode(value)) as StorageValue;
@@ -215,6 +215,7 @@ export class KafkaStateChangelog implements StateChangelog {
         source: decoded.source ?? null,
         rerun: decoded.rerun ?? null,
       },
+      ...(finishedBy ? { finishedBy } : {}),
     };
   }
 }

@@ -19,17 +19,19 @@ import { PipelineError, isFatal, isServiceFault } from './errors.ts';
 import { KeyScheduler } from './key-scheduler.ts';
 import type { OutputWriter } from './output-writer.ts';
 import {
-  alreadyDeleted,
+  alreadyFinished,
   alreadyWritten,
   deadLetter,
   deleteOutputs,
   failedOutputs,
+  inputOf,
   matchedOutputs,
   reusedOutputs,
   rerunOutcome,
   sameStored,
   tombstoneOf,
   type EmitContext,
+  type InputIdentity,
   type StoredPartner,
   type Thresholds,
 } from './outputs.ts';
@@ -262,7 +264,7 @@ export class LookupCoordinator {
       if (!previous) {
         // Read again after a crash or by the partition's next owner, its delete done and its
         // position not committed: as a record whose outputs were written (alreadyWritten).
-        if (alreadyDeleted(work, state.deletedBy(partition, work.partnerId))) {
+        if (alreadyFinished(work, state.finishedBy(partition, work.partnerId))) {
           observer.redelivered?.(work.records.length);
           return this.#finish(work);
         }
@@ -282,7 +284,10 @@ export class LookupCoordinator {
         for (const _ of work.records) observer.recordOut?.('DELETED', false);
       });
     }
-    if (alreadyWritten(work, previous)) {
+    if (
+      alreadyWritten(work, previous) ||
+      alreadyFinished(work, state.finishedBy(partition, work.partnerId))
+    ) {
       observer.redelivered?.(work.records.length);
       return this.#finish(work);
     }
@@ -661,15 +666,19 @@ export class LookupCoordinator {
     if (work.rerun) {
       // The stored state stays; the rerun reports the failure, no record is dead-lettered.
       const reason = `${error.code}: ${error.message}`;
-      return this.#write(work, failedOutputs(work, error, this.#parts.context), () => {}, {
+      return this.#write(work, failedOutputs(work, error, this.#parts.context, undefined), () => {}, {
         kind: 'failed',
         reason,
       });
     }
-    this.#write(work, failedOutputs(work, error, this.#parts.context), () => {
+    const { state, observer, context } = this.#parts;
+    const partition = partitionOf(work);
+    const stored = state.get(partition, work.partnerId);
+    this.#write(work, failedOutputs(work, error, context, stored), () => {
+      state.lookupFailed(partition, work.partnerId, stored, inputOf(work) as InputIdentity);
       for (const _ of work.records) {
-        this.#parts.observer.recordOut?.('FAILED', false);
-        this.#parts.observer.deadLetter?.('lookup', error.code);
+        observer.recordOut?.('FAILED', false);
+        observer.deadLetter?.('lookup', error.code);
       }
     });
   }

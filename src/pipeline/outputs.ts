@@ -102,17 +102,19 @@ export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefi
 }
 
 /**
- * Whether a tombstone read again had its delete done already: the partition's state names it
- * as the input record that deleted the partner (a redelivery, as alreadyWritten tells of other
- * records). A second tombstone of a deleted partner, at another position, is not one.
+ * Whether the work's newest record is the input record that last finished its partner without
+ * a state of its own (a delete, or a lookup that failed for good), read again before its
+ * position was committed: a redelivery, as alreadyWritten tells of records that stored a
+ * state. A second tombstone of a deleted partner, at another position, is not one.
  */
-export function alreadyDeleted(work: PartnerWork, deletedBy: InputIdentity | undefined): boolean {
-  const tombstone = tombstoneOf(work);
+export function alreadyFinished(work: PartnerWork, finishedBy: InputIdentity | undefined): boolean {
+  const newest = inputOf(work);
   return (
-    work.kind === 'delete' &&
-    deletedBy !== undefined &&
-    deletedBy.offset === tombstone.offset &&
-    deletedBy.timestamp === tombstone.timestamp
+    !work.rerun &&
+    newest !== null &&
+    finishedBy !== undefined &&
+    finishedBy.offset === newest.offset &&
+    finishedBy.timestamp === newest.timestamp
   );
 }
 
@@ -122,15 +124,30 @@ export const tombstoneOf = (work: PartnerWork): InputIdentity => {
   return { offset: input.position.offset, timestamp: input.timestamp };
 };
 
-/**
- * Headers of a storage tombstone naming the input tombstone that deleted the partner: a
- * restore from the storage topic remembers it as the partition's file does (deletedByOf).
- */
-const DELETED_BY_OFFSET = 'pe.deleted-by.offset';
-const DELETED_BY_TIMESTAMP = 'pe.deleted-by.timestamp';
+/** The newest input record of the work; null for a rerun's, made for none. */
+export const inputOf = (work: PartnerWork): InputIdentity | null => {
+  const newest = work.records.at(-1)?.input;
+  return newest ? { offset: newest.position.offset, timestamp: newest.timestamp } : null;
+};
 
-/** The input tombstone a storage tombstone's headers name; undefined for one written before they existed. */
-export function deletedByOf(
+/**
+ * Headers of a storage record naming the input record it finished without a state of its
+ * own: the tombstone that deleted the partner (on a storage tombstone), or the record whose
+ * lookup failed for good (on the partner's state written again, or a storage tombstone when
+ * none was stored). A restore from the storage topic remembers it as the partition's file
+ * does (finishedByOf). Deletes keep their own names, which versions before failures had them
+ * read.
+ */
+const DELETED_BY = { offset: 'pe.deleted-by.offset', timestamp: 'pe.deleted-by.timestamp' } as const;
+const FAILED_BY = { offset: 'pe.failed-by.offset', timestamp: 'pe.failed-by.timestamp' } as const;
+
+const finishedByHeaders = (names: typeof DELETED_BY | typeof FAILED_BY, input: InputIdentity) => ({
+  [names.offset]: String(input.offset),
+  [names.timestamp]: String(input.timestamp),
+});
+
+/** The input record a storage record's headers name; undefined for one that names none (or written before they existed). */
+export function finishedByOf(
   headers: Record<string, HeaderValue | HeaderValue[] | undefined> | undefined,
 ): InputIdentity | undefined {
   const number = (name: string) => {
@@ -138,9 +155,12 @@ export function deletedByOf(
     const text = Array.isArray(value) ? value[0]?.toString() : value?.toString();
     return text !== undefined && /^-?\d+$/.test(text) ? Number(text) : undefined;
   };
-  const offset = number(DELETED_BY_OFFSET);
-  const timestamp = number(DELETED_BY_TIMESTAMP);
-  return offset === undefined || timestamp === undefined ? undefined : { offset, timestamp };
+  for (const names of [FAILED_BY, DELETED_BY]) {
+    const offset = number(names.offset);
+    const timestamp = number(names.timestamp);
+    if (offset !== undefined && timestamp !== undefined) return { offset, timestamp };
+  }
+  return undefined;
 }
 
 /** Whether the stored state is still the one read before (live work stores a newer one, or deletes it). */
@@ -286,11 +306,16 @@ export function matchChange(before: StoredPartner, after: StoredPartner): RerunC
   return 'outcomeChanged';
 }
 
-function storageRecord(work: PartnerWork, stored: StoredPartner): OutputMessage {
+function storageRecord(
+  work: PartnerWork,
+  stored: StoredPartner,
+  headers?: Record<string, string>,
+): OutputMessage {
   return {
     output: 'storage',
     key: work.partnerId,
     partition: inputPartition(work),
+    ...(headers ? { headers } : {}),
     value: {
       partnerId: work.partnerId,
       record: stored.record,
@@ -304,11 +329,6 @@ function storageRecord(work: PartnerWork, stored: StoredPartner): OutputMessage 
     },
   };
 }
-
-const sourceOf = (work: PartnerWork): InputIdentity | null => {
-  const newest = work.records.at(-1)?.input;
-  return newest ? { offset: newest.position.offset, timestamp: newest.timestamp } : null;
-};
 
 /** The partner record the work's task was built from: a lookup's records all carry theirs. */
 const newestPartner = (work: PartnerWork): PartnerRecord => work.records.at(-1)?.partner as PartnerRecord;
@@ -339,7 +359,7 @@ export function matchedOutputs(
     record: newestPartner(work),
     matchedAt: context.now(),
     // A rerun's lookup was not made for an input record: the live one it replays stays named.
-    source: work.rerun ? (previous?.source ?? null) : sourceOf(work),
+    source: work.rerun ? (previous?.source ?? null) : inputOf(work),
   };
   stored.rerun = work.rerun
     ? { jobId: work.rerun.jobId, change: matchChange(work.rerun.previous, stored) ?? null }
@@ -409,10 +429,7 @@ export function deleteOutputs(
       key: work.partnerId,
       partition: inputPartition(work),
       value: null,
-      headers: {
-        [DELETED_BY_OFFSET]: String(tombstone.offset),
-        [DELETED_BY_TIMESTAMP]: String(tombstone.timestamp),
-      },
+      headers: finishedByHeaders(DELETED_BY, tombstone),
     },
   ];
 }
@@ -476,12 +493,16 @@ export function withoutValue(letter: OutputMessage): OutputMessage {
 /**
  * Lookups that failed for good: a FAILED result for each record, and each record as a dead
  * letter. A rerun's lookup has no input bytes to replay and keeps the stored state: its
- * FAILED result says so.
+ * FAILED result says so. A live one also writes a storage record that changes no state but
+ * names its newest record (the partner's state as it is, `stored`, or a storage tombstone
+ * when none is), so that the record read again after a crash, here or by the partition's next
+ * owner, is known as finished (alreadyFinished) instead of failing and being written again.
  */
 export function failedOutputs(
   work: PartnerWork,
   error: PartnerEnrichError,
   context: EmitContext,
+  stored: StoredPartner | undefined,
 ): OutputMessage[] {
   const failureReason = `${error.code}: ${error.message}`;
   const { rerun } = work;
@@ -496,8 +517,21 @@ export function failedOutputs(
       ),
     );
   }
-  return work.records.flatMap((record) => [
+  const failedBy = finishedByHeaders(FAILED_BY, inputOf(work) as InputIdentity);
+  const messages = work.records.flatMap((record) => [
     matchResult(record, work.partnerId, { outcome: 'FAILED', best: null, failureReason }, context),
     deadLetter(record.input, 'lookup', error, work.attempts, context.now()),
   ]);
+  messages.push(
+    stored
+      ? storageRecord(work, stored, failedBy)
+      : {
+          output: 'storage',
+          key: work.partnerId,
+          partition: inputPartition(work),
+          value: null,
+          headers: failedBy,
+        },
+  );
+  return messages;
 }

@@ -1,5 +1,5 @@
 // One input partition's partner state in its own SQLite file: the latest stored state per
-// partner, the input tombstone behind each delete not yet committed past, and the checkpoint
+// partner, the input record behind each delete or failed lookup not yet committed past, and the checkpoint
 // (how far the storage topic, its changelog, is reflected in it), written in the same
 // transactions as the data so that the two never disagree.
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
@@ -10,8 +10,12 @@ import { StateError } from './errors.ts';
 export interface StateChange {
   partnerId: string;
   stored: StoredPartner | null;
-  /** A delete's input tombstone, where known (storage tombstones written before say none). */
-  deletedBy?: InputIdentity;
+  /**
+   * The input record the change finished without a state of its own: a delete's tombstone, or
+   * the record whose lookup failed for good (its partner's state written again as it was, or
+   * deleted when none was stored). Storage records written before such names say none.
+   */
+  finishedBy?: InputIdentity;
 }
 
 export interface Checkpoint {
@@ -34,9 +38,10 @@ export interface Checkpoint {
  * particular order, was inserted between large rows: 32 against 8 µs per record restored,
  * 55 against 23 µs per new partner processed (get and upsert, 300,000 partners in the file).
  * 4 adds the checkpoint's time: a checkpoint without one cannot tell whether compaction has
- * removed tombstones it did not see. The table of deletes came without a new format: a file
- * without it lacks nothing the changelog has for it (the tombstones written before name no
- * input record), so it is added in place and the file is not restored in full.
+ * removed tombstones it did not see. The table of finished input records came without a new
+ * format: a file without it lacks nothing the changelog has for it (the storage records
+ * written before name no input record), so it is added in place and the file is not restored
+ * in full; a file from when it held deletes alone (`deleted`) has it renamed.
  */
 const FORMAT = 4;
 
@@ -45,9 +50,15 @@ export class PartitionStore {
   readonly #get: StatementSync;
   readonly #put: StatementSync;
   readonly #delete: StatementSync;
-  readonly #markDeleted: StatementSync;
-  readonly #deletedBy: StatementSync;
-  readonly #forgetDeleted: StatementSync;
+  readonly #markFinished: StatementSync;
+  readonly #finishedBy: StatementSync;
+  readonly #forgetFinished: StatementSync;
+  /**
+   * The ids of the table of finished input records: every record processed asks whether it
+   * was finished already, and few partners are in the table (those of about one commit
+   * interval), so most are answered without a query.
+   */
+  readonly #finishedIds = new Set<string>();
   readonly #count: StatementSync;
   readonly #scan: StatementSync;
   readonly #scanUntil: StatementSync;
@@ -89,16 +100,18 @@ export class PartitionStore {
     // another layout is not converted in place.
     if ((this.#db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version !== FORMAT) {
       this.#db.exec(
-        `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; DROP TABLE IF EXISTS deleted; PRAGMA user_version = ${FORMAT};`,
+        `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; DROP TABLE IF EXISTS deleted; DROP TABLE IF EXISTS finished; PRAGMA user_version = ${FORMAT};`,
       );
     }
+    if (this.#db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deleted'`).get())
+      this.#db.exec('ALTER TABLE deleted RENAME TO finished');
     this.#db.exec(`
       CREATE TABLE IF NOT EXISTS partners (id TEXT PRIMARY KEY, state TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS checkpoint (
         one INTEGER PRIMARY KEY CHECK (one = 1), changelog TEXT NOT NULL, offset INTEGER NOT NULL,
         at INTEGER NOT NULL
       );
-      CREATE TABLE IF NOT EXISTS deleted (
+      CREATE TABLE IF NOT EXISTS finished (
         id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL
       );
     `);
@@ -107,11 +120,12 @@ export class PartitionStore {
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',
     );
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
-    this.#markDeleted = this.#db.prepare(
-      'INSERT INTO deleted (id, offset, timestamp) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET offset = excluded.offset, timestamp = excluded.timestamp',
+    this.#markFinished = this.#db.prepare(
+      'INSERT INTO finished (id, offset, timestamp) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET offset = excluded.offset, timestamp = excluded.timestamp',
     );
-    this.#deletedBy = this.#db.prepare('SELECT offset, timestamp FROM deleted WHERE id = ?');
-    this.#forgetDeleted = this.#db.prepare('DELETE FROM deleted WHERE offset < ?');
+    this.#finishedBy = this.#db.prepare('SELECT offset, timestamp FROM finished WHERE id = ?');
+    this.#forgetFinished = this.#db.prepare('DELETE FROM finished WHERE offset < ?');
+    this.#loadFinishedIds();
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
     this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
     this.#scanUntil = this.#db.prepare(
@@ -135,32 +149,41 @@ export class PartitionStore {
     this.#write(this.#put, partnerId, JSON.stringify(stored));
   }
 
-  /**
-   * The partner leaves the state; `by`, the input tombstone that deleted it, is kept with the
-   * delete, in the same transaction: that tombstone read again (before its position was
-   * committed) is told apart from one of a partner never stored (deletedBy).
-   */
-  delete(partnerId: string, by?: InputIdentity): void {
+  /** The partner leaves the state, with the other writes of this turn of the event loop. */
+  delete(partnerId: string): void {
     this.#joinBatch();
     this.#write(this.#delete, partnerId);
-    if (by) this.#write(this.#markDeleted, partnerId, by.offset, by.timestamp);
   }
 
-  /** The input tombstone that deleted the partner, kept until its position is committed (forgetDeletedBefore). */
-  deletedBy(partnerId: string): InputIdentity | undefined {
+  /**
+   * `by` finished the partner without a state of its own (StateChange.finishedBy), kept with
+   * the other writes of this turn: that input record read again before its position was
+   * committed is told apart from any other (finishedBy).
+   */
+  markFinished(partnerId: string, by: InputIdentity): void {
+    this.#joinBatch();
+    this.#write(this.#markFinished, partnerId, by.offset, by.timestamp);
+    this.#finishedIds.add(partnerId);
+  }
+
+  /** The input record that last finished the partner without a state of its own, kept until its position is committed (forgetFinishedBefore). */
+  finishedBy(partnerId: string): InputIdentity | undefined {
     this.#checkUsable();
-    const row = this.#deletedBy.get(partnerId) as InputIdentity | undefined;
+    if (!this.#finishedIds.has(partnerId)) return undefined;
+    const row = this.#finishedBy.get(partnerId) as InputIdentity | undefined;
     return row ? { offset: row.offset, timestamp: row.timestamp } : undefined;
   }
 
   /**
-   * The input partition's position is committed at `offset`: its tombstones below it are
-   * not read again (unless an operator resets the group's offsets), so what they deleted is
-   * forgotten, and the table holds only the deletes of about one commit interval.
+   * The input partition's position is committed at `offset`: its records below it are not
+   * read again (unless an operator resets the group's offsets), so the ones finished without
+   * a state are forgotten, and the table holds only those of about one commit interval.
    */
-  forgetDeletedBefore(offset: number): void {
+  forgetFinishedBefore(offset: number): void {
     this.#joinBatch();
-    this.#write(this.#forgetDeleted, offset);
+    if (this.#finishedIds.size === 0) return;
+    this.#write(this.#forgetFinished, offset);
+    this.#loadFinishedIds();
   }
 
   /**
@@ -188,11 +211,12 @@ export class PartitionStore {
   /** Applies changelog records in order and moves the checkpoint past them, atomically. */
   apply(changes: StateChange[], checkpoint: Checkpoint): void {
     this.#transaction(() => {
-      for (const { partnerId, stored, deletedBy } of changes) {
+      for (const { partnerId, stored, finishedBy } of changes) {
         if (stored) this.#put.run(partnerId, JSON.stringify(stored));
-        else {
-          this.#delete.run(partnerId);
-          if (deletedBy) this.#markDeleted.run(partnerId, deletedBy.offset, deletedBy.timestamp);
+        else this.#delete.run(partnerId);
+        if (finishedBy) {
+          this.#markFinished.run(partnerId, finishedBy.offset, finishedBy.timestamp);
+          this.#finishedIds.add(partnerId);
         }
       }
       this.#writeCheckpoint.run(checkpoint.changelog, checkpoint.offset, checkpoint.at);
@@ -216,8 +240,9 @@ export class PartitionStore {
   /** Forgets everything: the file belonged to another changelog, or is ahead of it. */
   clear(): void {
     this.#transaction(() =>
-      this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint; DELETE FROM deleted;'),
+      this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint; DELETE FROM finished;'),
     );
+    this.#finishedIds.clear();
   }
 
   close(): void {
@@ -284,6 +309,12 @@ export class PartitionStore {
     );
     this.#failed?.(this.#failure);
     return this.#failure;
+  }
+
+  #loadFinishedIds(): void {
+    this.#finishedIds.clear();
+    for (const row of this.#db.prepare('SELECT id FROM finished').all() as { id: string }[])
+      this.#finishedIds.add(row.id);
   }
 
   #checkUsable(): void {

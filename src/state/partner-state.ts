@@ -61,7 +61,7 @@ interface OpenPartition {
   restoring: boolean;
   /** Exactly-once: writes whose storage records are not committed yet, in write order. */
   staged: { offset: number; change: StateChange }[];
-  /** The newest staged write per partner: what get() and deletedBy() answer before the store. */
+  /** The newest staged write per partner: what get() and finishedBy() answer before the store. */
   latest: Map<string, StateChange>;
   /** Exactly-once: a transaction of unknown outcome failed; the checkpoint stays (uncertain()). */
   uncertain: boolean;
@@ -202,15 +202,17 @@ export class PartnerState {
   }
 
   /**
-   * The input tombstone that deleted the partner, while its position is not committed: the
-   * same tombstone read again (after a crash, or by the partition's next owner, whose restore
-   * read it from the storage tombstone) is a redelivery, not a tombstone of an unknown partner.
+   * The input record that last finished the partner without a state of its own (the tombstone
+   * that deleted it, or the record whose lookup failed for good), while its position is not
+   * committed: the same record read again (after a crash, or by the partition's next owner,
+   * whose restore read it from the storage record) is a redelivery, not a tombstone of an
+   * unknown partner or a lookup to make again.
    */
-  deletedBy(ref: PartitionRef, partnerId: string): InputIdentity | undefined {
+  finishedBy(ref: PartitionRef, partnerId: string): InputIdentity | undefined {
     const open = this.#open.get(keyOf(ref));
     if (!open) return undefined;
     const staged = open.latest.get(partnerId);
-    return staged === undefined ? open.store.deletedBy(partnerId) : staged.deletedBy;
+    return staged === undefined ? open.store.finishedBy(partnerId) : staged.finishedBy;
   }
 
   /**
@@ -231,18 +233,31 @@ export class PartnerState {
     this.#write(ref, { partnerId, stored });
   }
 
-  /** `deletedBy`: the input tombstone that deleted the partner (see deletedBy()). */
-  delete(ref: PartitionRef, partnerId: string, deletedBy: InputIdentity): void {
-    this.#write(ref, { partnerId, stored: null, deletedBy });
+  /** `tombstone`: the input record that deleted the partner (see finishedBy()). */
+  delete(ref: PartitionRef, partnerId: string, tombstone: InputIdentity): void {
+    this.#write(ref, { partnerId, stored: null, finishedBy: tombstone });
   }
 
   /**
-   * The input partition's position is committed at `offset`: the deletes of tombstones below
-   * it are forgotten (they are never read again), so they stay few. Ignored for a partition
-   * not held.
+   * The lookup of `input` failed for good: the partner's state stays `stored` (none: none),
+   * and `input` is remembered as finished (see finishedBy()).
+   */
+  lookupFailed(
+    ref: PartitionRef,
+    partnerId: string,
+    stored: StoredPartner | undefined,
+    input: InputIdentity,
+  ): void {
+    this.#write(ref, { partnerId, stored: stored ?? null, finishedBy: input });
+  }
+
+  /**
+   * The input partition's position is committed at `offset`: the records below it finished
+   * without a state are forgotten (they are never read again), so they stay few. Ignored for
+   * a partition not held.
    */
   committed(ref: PartitionRef, offset: number): void {
-    this.#open.get(keyOf(ref))?.store.forgetDeletedBefore(offset);
+    this.#open.get(keyOf(ref))?.store.forgetFinishedBefore(offset);
   }
 
   /**
@@ -294,9 +309,10 @@ export class PartnerState {
     } else this.#store(open, change);
   }
 
-  #store(open: OpenPartition, { partnerId, stored, deletedBy }: StateChange): void {
+  #store(open: OpenPartition, { partnerId, stored, finishedBy }: StateChange): void {
     if (stored) open.store.set(partnerId, stored);
-    else open.store.delete(partnerId, deletedBy);
+    else open.store.delete(partnerId);
+    if (finishedBy) open.store.markFinished(partnerId, finishedBy);
   }
 
   /**

@@ -215,8 +215,8 @@ describe('storage topic as the partner state changelog', () => {
       const ref = { topic: 'partners', partition: 0 };
       await state.restore([ref]);
       expect(state.size).toBe(0);
-      expect(state.deletedBy(ref, 'P-0')).toEqual({ offset: 7, timestamp: 1_700_000_000_000 });
-      expect(state.deletedBy(ref, 'P-1')).toBeUndefined();
+      expect(state.finishedBy(ref, 'P-0')).toEqual({ offset: 7, timestamp: 1_700_000_000_000 });
+      expect(state.finishedBy(ref, 'P-1')).toBeUndefined();
     } finally {
       await close();
     }

@@ -4,11 +4,12 @@ import { describe, expect, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { PartnerEnrichError } from '../../src/errors.ts';
 import {
-  alreadyDeleted,
+  alreadyFinished,
   alreadyWritten,
   deadLetter,
-  deletedByOf,
   deleteOutputs,
+  failedOutputs,
+  finishedByOf,
   matchChange,
   matchedOutputs,
   type EmitContext,
@@ -125,22 +126,79 @@ describe('a tombstone read again', () => {
     const read = Object.fromEntries(
       Object.entries(storage.headers ?? {}).map(([name, value]) => [name, Buffer.from(String(value))]),
     );
-    const deletedBy = deletedByOf(read);
+    const deletedBy = finishedByOf(read);
     expect(deletedBy).toEqual({ offset: 11, timestamp: 1_700_000_000_000 });
-    expect(alreadyDeleted(tombstone, deletedBy)).toBe(true);
+    expect(alreadyFinished(tombstone, deletedBy)).toBe(true);
   });
 
   it('is told apart from a second tombstone of the partner, and from one of a recreated topic at the same offset', () => {
     const deletedBy = { offset: 11, timestamp: 0 };
-    expect(alreadyDeleted(work('delete', undefined, 11), deletedBy)).toBe(true);
-    expect(alreadyDeleted(work('delete', undefined, 12), deletedBy)).toBe(false);
-    expect(alreadyDeleted(work('delete', undefined, 11), { offset: 11, timestamp: 5 })).toBe(false);
-    expect(alreadyDeleted(work('delete', undefined, 11), undefined)).toBe(false);
+    expect(alreadyFinished(work('delete', undefined, 11), deletedBy)).toBe(true);
+    expect(alreadyFinished(work('delete', undefined, 12), deletedBy)).toBe(false);
+    expect(alreadyFinished(work('delete', undefined, 11), { offset: 11, timestamp: 5 })).toBe(false);
+    expect(alreadyFinished(work('delete', undefined, 11), undefined)).toBe(false);
   });
 
   it('a storage tombstone written before the headers existed names no tombstone', () => {
-    expect(deletedByOf(undefined)).toBeUndefined();
-    expect(deletedByOf({ traceparent: Buffer.from('00-abc-def-01') })).toBeUndefined();
+    expect(finishedByOf(undefined)).toBeUndefined();
+    expect(finishedByOf({ traceparent: Buffer.from('00-abc-def-01') })).toBeUndefined();
+  });
+});
+
+describe('a lookup that failed for good', () => {
+  const failure = new PartnerEnrichError('TASK_FAILED', 'task failed');
+  /** The storage record of the failure's outputs, its headers as kafkajs reads them back: bytes. */
+  const storageOf = (messages: OutputMessage[]) => {
+    const storage = messages.find((m) => m.output === 'storage') as OutputMessage;
+    const headers = Object.fromEntries(
+      Object.entries(storage.headers ?? {}).map(([name, value]) => [name, Buffer.from(String(value))]),
+    );
+    return { value: storage.value, partition: storage.partition, finishedBy: finishedByOf(headers) };
+  };
+
+  it('regression: wrote no storage record, so the record read again after a kill was looked up and its FAILED result and dead letter written again', () => {
+    const failed = work('lookup', 'h2', 12);
+    (failed.records[0] as PartnerWork['records'][number]).input.timestamp = 1_700_000_000_000;
+    const messages = failedOutputs(failed, failure, context(), undefined);
+    expect(messages.map((m) => m.output)).toEqual(['matches', 'deadLetters', 'storage']);
+    const storage = storageOf(messages);
+    // No state stored for the partner: a storage tombstone, which deletes nothing.
+    expect(storage).toEqual({
+      value: null,
+      partition: 2,
+      finishedBy: { offset: 12, timestamp: 1_700_000_000_000 },
+    });
+    expect(alreadyFinished(failed, storage.finishedBy)).toBe(true);
+  });
+
+  it("keeps the partner's stored state as it was, naming the failed record", () => {
+    const stored = storedPartner('P-1', { hash: 'h1', source: { offset: 3, timestamp: 0 } });
+    const storage = storageOf(failedOutputs(work('lookup', 'h2', 12), failure, context(), stored));
+    expect(storage.value).toMatchObject({
+      partnerId: 'P-1',
+      contentHash: 'h1',
+      source: { offset: 3, timestamp: 0 },
+    });
+    expect(storage.finishedBy).toEqual({ offset: 12, timestamp: 0 });
+    // The record read again is finished; a later one of the partner is not.
+    expect(alreadyFinished(work('lookup', 'h2', 12), storage.finishedBy)).toBe(true);
+    expect(alreadyFinished(work('lookup', 'h2', 13), storage.finishedBy)).toBe(false);
+  });
+
+  it("a rerun's failure writes no storage record and no dead letter", () => {
+    const rerun = work('lookup', 'h1', 12);
+    rerun.rerun = {
+      jobId: 'job-1',
+      partition: { topic: 'partners', partition: 2 },
+      previous: storedPartner('P-1'),
+      initialize: false,
+      dryRun: false,
+      quotaShare: () => 1,
+      settle: () => {},
+    };
+    expect(failedOutputs(rerun, failure, context(), storedPartner('P-1')).map((m) => m.output)).toEqual([
+      'matches',
+    ]);
   });
 });
 

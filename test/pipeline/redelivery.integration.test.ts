@@ -14,6 +14,7 @@ import {
   eachRecordOnce,
   killHard,
   outputsOnceDrained,
+  recordsIn,
   startCollected,
   topicsWithPartners,
   waitFor,
@@ -56,16 +57,7 @@ describe('at-least-once: records read again after a kill', () => {
       children.push(running);
       return running;
     };
-    const written = async () => {
-      const admin = kafka.admin();
-      await admin.connect();
-      try {
-        const offsets = await admin.fetchTopicOffsets(run.topics.matches);
-        return offsets.reduce((sum, p) => sum + Number(p.high), 0);
-      } finally {
-        await admin.disconnect();
-      }
-    };
+    const written = () => recordsIn(kafka, run.topics.matches);
     const uncommitted = async () =>
       (await written()) - (await committedRecords(kafka, run.topics.input, run.groupId));
 

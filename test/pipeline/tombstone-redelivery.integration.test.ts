@@ -27,6 +27,7 @@ import {
   committedRecords,
   distinctPartners,
   killHard,
+  metricsCounter,
   startCollected,
   topicsWithPartners,
   waitFor,
@@ -86,15 +87,6 @@ describe('at-least-once: tombstones read again after a kill', () => {
         db.close();
       }
     });
-  }
-
-  /** The sum of a counter's series on `run`'s /metrics. */
-  async function counter(port: number, name: string): Promise<number> {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith(`partner_enrich_${name}`))
-      .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
   }
 
   it.each([
@@ -201,8 +193,8 @@ describe('at-least-once: tombstones read again after a kill', () => {
         150_000,
         () => `every position committed:\n${second.logs().slice(-3000)}`,
       );
-      const redelivered = await counter(metricsPort, 'records_redelivered_total');
-      const restored = await counter(metricsPort, 'state_restore_records_total');
+      const redelivered = await metricsCounter(metricsPort, 'records_redelivered_total');
+      const restored = await metricsCounter(metricsPort, 'state_restore_records_total');
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
 

@@ -173,18 +173,61 @@ describe('PartnerState', () => {
     first.set(partition, 'P-1', storedPartner('P-1'));
     first.delete(partition, 'P-1', tombstone);
     expect(first.get(partition, 'P-1')).toBeUndefined();
-    expect(first.deletedBy(partition, 'P-1')).toEqual(tombstone);
-    expect(first.deletedBy(partition, 'NEVER-STORED')).toBeUndefined();
+    expect(first.finishedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(first.finishedBy(partition, 'NEVER-STORED')).toBeUndefined();
     first.close();
 
     const second = new PartnerState({ dir });
     await second.restore([partition]);
-    expect(second.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(second.finishedBy(partition, 'P-1')).toEqual(tombstone);
     // Committed up to the tombstone: it may still be read again. Past it: never.
     second.committed(partition, tombstone.offset);
-    expect(second.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(second.finishedBy(partition, 'P-1')).toEqual(tombstone);
     second.committed(partition, tombstone.offset + 1);
-    expect(second.deletedBy(partition, 'P-1')).toBeUndefined();
+    expect(second.finishedBy(partition, 'P-1')).toBeUndefined();
+    second.close();
+  });
+
+  it('regression: a lookup that failed for good left nothing to tell its record, read again after a kill, from a new one (looked up and written twice); the state stays as it was and the file keeps the record until its position is committed', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    const stored = storedPartner('P-1');
+    first.set(partition, 'P-1', stored);
+    const failedP1 = { offset: 50, timestamp: 1_700_000_000_000 };
+    const failedP2 = { offset: 51, timestamp: 1_700_000_000_001 };
+    first.lookupFailed(partition, 'P-1', stored, failedP1);
+    first.lookupFailed(partition, 'P-2', undefined, failedP2);
+    expect(first.get(partition, 'P-1')).toEqual(stored);
+    expect(first.get(partition, 'P-2')).toBeUndefined();
+    expect(first.finishedBy(partition, 'P-1')).toEqual(failedP1);
+    expect(first.finishedBy(partition, 'P-2')).toEqual(failedP2);
+    first.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.get(partition, 'P-1')).toEqual(stored);
+    expect(second.finishedBy(partition, 'P-1')).toEqual(failedP1);
+    second.committed(partition, failedP1.offset + 1);
+    expect(second.finishedBy(partition, 'P-1')).toBeUndefined();
+    expect(second.finishedBy(partition, 'P-2')).toEqual(failedP2);
+    second.close();
+  });
+
+  it('a file from before failures were kept (its table of deletes named `deleted`) keeps the deletes it holds', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    first.set(partition, 'P-1', storedPartner('P-1'));
+    first.delete(partition, 'P-1', tombstone);
+    first.close();
+    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+    file.exec('ALTER TABLE finished RENAME TO deleted');
+    file.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.finishedBy(partition, 'P-1')).toEqual(tombstone);
     second.close();
   });
 
@@ -192,7 +235,7 @@ describe('PartnerState', () => {
     const { changelog } = compactedChangelog(
       new Map<number, StateChange>([
         [0, change('P-1')],
-        [1, { partnerId: 'P-1', stored: null, deletedBy: tombstone }],
+        [1, { partnerId: 'P-1', stored: null, finishedBy: tombstone }],
         [2, change('P-2')],
         // Written before storage tombstones named theirs.
         [3, change('P-2', true)],
@@ -202,8 +245,8 @@ describe('PartnerState', () => {
     const state = new PartnerState({ dir: stateDir(), changelog });
     await state.restore([partition]);
     expect(state.get(partition, 'P-1')).toBeUndefined();
-    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
-    expect(state.deletedBy(partition, 'P-2')).toBeUndefined();
+    expect(state.finishedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(state.finishedBy(partition, 'P-2')).toBeUndefined();
     state.close();
   });
 
@@ -212,10 +255,10 @@ describe('PartnerState', () => {
     await state.restore([partition]);
     state.set(partition, 'P-1', storedPartner('P-1'));
     state.staged(partition, tombstone.offset, () => state.delete(partition, 'P-1', tombstone));
-    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(state.finishedBy(partition, 'P-1')).toEqual(tombstone);
     state.applyStaged(partition, tombstone.offset + 1);
     expect(state.get(partition, 'P-1')).toBeUndefined();
-    expect(state.deletedBy(partition, 'P-1')).toEqual(tombstone);
+    expect(state.finishedBy(partition, 'P-1')).toEqual(tombstone);
     state.close();
   });
 
@@ -241,7 +284,7 @@ describe('PartnerState', () => {
     expect(reads).toEqual([{ from: 10, to: 20 }]);
     expect(state.size).toBe(18);
     state.delete(partition, 'P-4', tombstone);
-    expect(state.deletedBy(partition, 'P-4')).toEqual(tombstone);
+    expect(state.finishedBy(partition, 'P-4')).toEqual(tombstone);
     state.close();
   });
 

@@ -52,6 +52,27 @@ export async function waitFor(check: () => Promise<boolean>, ms: number, what: (
   }
 }
 
+/** Records written to a topic, over all partitions (its end offsets). */
+export async function recordsIn(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return offsets.reduce((sum, p) => sum + Number(p.high), 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The sum of a counter's series on `run`'s /metrics (the operations port). */
+export async function metricsCounter(port: number, name: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`partner_enrich_${name}`))
+    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+}
+
 /** Records whose position the group committed, over all partitions. */
 export async function committedRecords(kafka: Kafka, topic: string, groupId: string): Promise<number> {
   const { committed } = await committedAndEndOffsets(kafka, groupId, topic);
