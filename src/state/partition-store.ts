@@ -45,6 +45,9 @@ export interface Checkpoint {
  */
 const FORMAT = 4;
 
+/** The most finished input records whose partner ids are held in memory (PartitionStore.#finishedIds). */
+const FINISHED_IDS_HELD = 10_000;
+
 export class PartitionStore {
   readonly #db: DatabaseSync;
   readonly #get: StatementSync;
@@ -56,9 +59,10 @@ export class PartitionStore {
   /**
    * The ids of the table of finished input records: every record processed asks whether it
    * was finished already, and few partners are in the table (those of about one commit
-   * interval), so most are answered without a query.
+   * interval), so most are answered without a query. Undefined while the table holds more
+   * than FINISHED_IDS_HELD (a restore that read many, an idle partition): asked each time.
    */
-  readonly #finishedIds = new Set<string>();
+  #finishedIds: Set<string> | undefined = new Set();
   readonly #count: StatementSync;
   readonly #scan: StatementSync;
   readonly #scanUntil: StatementSync;
@@ -163,13 +167,13 @@ export class PartitionStore {
   markFinished(partnerId: string, by: InputIdentity): void {
     this.#joinBatch();
     this.#write(this.#markFinished, partnerId, by.offset, by.timestamp);
-    this.#finishedIds.add(partnerId);
+    this.#holdFinishedId(partnerId);
   }
 
   /** The input record that last finished the partner without a state of its own, kept until its position is committed (forgetFinishedBefore). */
   finishedBy(partnerId: string): InputIdentity | undefined {
     this.#checkUsable();
-    if (!this.#finishedIds.has(partnerId)) return undefined;
+    if (this.#finishedIds?.has(partnerId) === false) return undefined;
     const row = this.#finishedBy.get(partnerId) as InputIdentity | undefined;
     return row ? { offset: row.offset, timestamp: row.timestamp } : undefined;
   }
@@ -180,8 +184,8 @@ export class PartitionStore {
    * a state are forgotten, and the table holds only those of about one commit interval.
    */
   forgetFinishedBefore(offset: number): void {
+    if (this.#finishedIds?.size === 0) return;
     this.#joinBatch();
-    if (this.#finishedIds.size === 0) return;
     this.#write(this.#forgetFinished, offset);
     this.#loadFinishedIds();
   }
@@ -216,7 +220,7 @@ export class PartitionStore {
         else this.#delete.run(partnerId);
         if (finishedBy) {
           this.#markFinished.run(partnerId, finishedBy.offset, finishedBy.timestamp);
-          this.#finishedIds.add(partnerId);
+          this.#holdFinishedId(partnerId);
         }
       }
       this.#writeCheckpoint.run(checkpoint.changelog, checkpoint.offset, checkpoint.at);
@@ -242,7 +246,7 @@ export class PartitionStore {
     this.#transaction(() =>
       this.#db.exec('DELETE FROM partners; DELETE FROM checkpoint; DELETE FROM finished;'),
     );
-    this.#finishedIds.clear();
+    this.#finishedIds = new Set();
   }
 
   close(): void {
@@ -312,9 +316,15 @@ export class PartitionStore {
   }
 
   #loadFinishedIds(): void {
-    this.#finishedIds.clear();
-    for (const row of this.#db.prepare('SELECT id FROM finished').all() as { id: string }[])
-      this.#finishedIds.add(row.id);
+    const rows = this.#db.prepare(`SELECT id FROM finished LIMIT ${FINISHED_IDS_HELD + 1}`).all() as {
+      id: string;
+    }[];
+    this.#finishedIds = rows.length > FINISHED_IDS_HELD ? undefined : new Set(rows.map((row) => row.id));
+  }
+
+  #holdFinishedId(partnerId: string): void {
+    this.#finishedIds?.add(partnerId);
+    if (this.#finishedIds && this.#finishedIds.size > FINISHED_IDS_HELD) this.#finishedIds = undefined;
   }
 
   #checkUsable(): void {

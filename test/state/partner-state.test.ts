@@ -214,6 +214,22 @@ describe('PartnerState', () => {
     second.close();
   });
 
+  it('tells the finished records of more partners than it holds ids of in memory (10,000), before and after a commit forgets some', async () => {
+    const dir = stateDir();
+    const state = new PartnerState({ dir });
+    await state.restore([partition]);
+    const input = (i: number) => ({ offset: 100 + i, timestamp: 1_700_000_000_000 + i });
+    for (let i = 0; i < 10_002; i += 1) state.lookupFailed(partition, `P-${i}`, undefined, input(i));
+    expect(state.finishedBy(partition, 'P-0')).toEqual(input(0));
+    expect(state.finishedBy(partition, 'P-10001')).toEqual(input(10_001));
+    expect(state.finishedBy(partition, 'NEVER-FAILED')).toBeUndefined();
+    state.committed(partition, input(10_000).offset);
+    expect(state.finishedBy(partition, 'P-9999')).toBeUndefined();
+    expect(state.finishedBy(partition, 'P-10000')).toEqual(input(10_000));
+    expect(state.finishedBy(partition, 'NEVER-FAILED')).toBeUndefined();
+    state.close();
+  });
+
   it('a file from before failures were kept (its table of deletes named `deleted`) keeps the deletes it holds', async () => {
     const dir = stateDir();
     const first = new PartnerState({ dir });
