@@ -41,7 +41,7 @@ export interface Checkpoint {
  * removed tombstones it did not see. The table of finished input records came without a new
  * format: a file without it lacks nothing the changelog has for it (the storage records
  * written before name no input record), so it is added in place and the file is not restored
- * in full; a file from when it held deletes alone (`deleted`) has it renamed.
+ * in full; the rows of a table from when it held deletes alone (`deleted`) are moved into it.
  */
 const FORMAT = 4;
 
@@ -107,8 +107,6 @@ export class PartitionStore {
         `DROP TABLE IF EXISTS partners; DROP TABLE IF EXISTS checkpoint; DROP TABLE IF EXISTS deleted; DROP TABLE IF EXISTS finished; PRAGMA user_version = ${FORMAT};`,
       );
     }
-    if (this.#db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deleted'`).get())
-      this.#db.exec('ALTER TABLE deleted RENAME TO finished');
     this.#db.exec(`
       CREATE TABLE IF NOT EXISTS partners (id TEXT PRIMARY KEY, state TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS checkpoint (
@@ -119,6 +117,15 @@ export class PartitionStore {
         id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL
       );
     `);
+    // The table's name from when deletes alone had one; also what a version from before
+    // starts anew on a file given back to it by a rollback.
+    if (this.#db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deleted'`).get())
+      this.#db.exec(`
+        BEGIN;
+        INSERT OR REPLACE INTO finished (id, offset, timestamp) SELECT id, offset, timestamp FROM deleted;
+        DROP TABLE deleted;
+        COMMIT;
+      `);
     this.#get = this.#db.prepare('SELECT state FROM partners WHERE id = ?');
     this.#put = this.#db.prepare(
       'INSERT INTO partners (id, state) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET state = excluded.state',

@@ -247,6 +247,27 @@ describe('PartnerState', () => {
     second.close();
   });
 
+  it('a file given back to a version from before and then forward again (both tables) keeps the rows of each', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    first.lookupFailed(partition, 'P-1', undefined, { offset: 7, timestamp: 1 });
+    first.close();
+    // What the version before makes of the file: its own table, with the deletes it did.
+    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+    file.exec(`
+      CREATE TABLE deleted (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL);
+      INSERT INTO deleted VALUES ('P-2', 8, 2);
+    `);
+    file.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.finishedBy(partition, 'P-1')).toEqual({ offset: 7, timestamp: 1 });
+    expect(second.finishedBy(partition, 'P-2')).toEqual({ offset: 8, timestamp: 2 });
+    second.close();
+  });
+
   it('regression: a fresh directory restored from the storage topic knows which tombstone deleted a partner (a partition moved, or a new disk, after a kill)', async () => {
     const { changelog } = compactedChangelog(
       new Map<number, StateChange>([
