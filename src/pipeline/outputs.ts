@@ -108,27 +108,24 @@ export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefi
  * state. A second tombstone of a deleted partner, at another position, is not one.
  */
 export function alreadyFinished(work: PartnerWork, finishedBy: InputIdentity | undefined): boolean {
-  const newest = inputOf(work);
+  // Asked for every record: nothing is built for the answer.
+  if (finishedBy === undefined || work.rerun) return false;
+  const newest = work.records.at(-1)?.input;
   return (
-    !work.rerun &&
-    newest !== null &&
-    finishedBy !== undefined &&
-    finishedBy.offset === newest.offset &&
+    newest !== undefined &&
+    finishedBy.offset === newest.position.offset &&
     finishedBy.timestamp === newest.timestamp
   );
 }
-
-/** The input record a delete stands for (a delete is never coalesced: one record). */
-export const tombstoneOf = (work: PartnerWork): InputIdentity => {
-  const { input } = work.records[0] as AcceptedRecord;
-  return { offset: input.position.offset, timestamp: input.timestamp };
-};
 
 /** The newest input record of the work; null for a rerun's, made for none. */
 export const inputOf = (work: PartnerWork): InputIdentity | null => {
   const newest = work.records.at(-1)?.input;
   return newest ? { offset: newest.position.offset, timestamp: newest.timestamp } : null;
 };
+
+/** The input record a delete stands for (a delete is never coalesced: one record). */
+export const tombstoneOf = (work: PartnerWork): InputIdentity => inputOf(work) as InputIdentity;
 
 /**
  * Headers of a storage record naming the input record it finished without a state of its

@@ -56,6 +56,7 @@ export class PartitionStore {
   readonly #markFinished: StatementSync;
   readonly #finishedBy: StatementSync;
   readonly #forgetFinished: StatementSync;
+  readonly #finishedIdsRead: StatementSync;
   /**
    * The ids of the table of finished input records: every record processed asks whether it
    * was finished already, and few partners are in the table (those of about one commit
@@ -136,6 +137,7 @@ export class PartitionStore {
     );
     this.#finishedBy = this.#db.prepare('SELECT offset, timestamp FROM finished WHERE id = ?');
     this.#forgetFinished = this.#db.prepare('DELETE FROM finished WHERE offset < ?');
+    this.#finishedIdsRead = this.#db.prepare(`SELECT id FROM finished LIMIT ${FINISHED_IDS_HELD + 1}`);
     this.#loadFinishedIds();
     this.#count = this.#db.prepare('SELECT count(*) AS n FROM partners');
     this.#scan = this.#db.prepare('SELECT id, state FROM partners WHERE id > ? ORDER BY id LIMIT ?');
@@ -323,9 +325,7 @@ export class PartitionStore {
   }
 
   #loadFinishedIds(): void {
-    const rows = this.#db.prepare(`SELECT id FROM finished LIMIT ${FINISHED_IDS_HELD + 1}`).all() as {
-      id: string;
-    }[];
+    const rows = this.#finishedIdsRead.all() as { id: string }[];
     this.#finishedIds = rows.length > FINISHED_IDS_HELD ? undefined : new Set(rows.map((row) => row.id));
   }
 

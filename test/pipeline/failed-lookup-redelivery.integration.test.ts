@@ -12,23 +12,20 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv } from '../support/cli.ts';
 import { readAll } from '../support/enrichment.ts';
 import { kafkaClient } from '../support/kafka.ts';
 import {
   committedRecords,
-  distinctPartners,
   killHard,
   metricsCounter,
   recordsIn,
+  sandboxWithPartners,
   startCollected,
   topicsWithPartners,
   waitFor,
-  type RunningCli,
 } from '../support/run-process.ts';
 import { schemaRegistry } from '../support/schema-registry.ts';
 
@@ -40,21 +37,7 @@ const UNCOMMITTED_AT_KILL = 100;
 describe('at-least-once: records whose lookup failed for good, read again after a kill', () => {
   const kafka: Kafka = kafkaClient();
   const registry = schemaRegistry();
-  const children: RunningCli[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
-  let sandbox: RunningSandbox;
-  let partners: PartnerRecord[];
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0, orgs: PARTNERS, seed: SEED });
-    partners = distinctPartners(PARTNERS, SEED);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const running of children) if (running.child.exitCode === null) running.child.kill('SIGKILL');
-    for (const cleanup of cleanups) await cleanup();
-    await sandbox?.close();
-  });
+  const scene = sandboxWithPartners(PARTNERS, SEED);
 
   it.each([
     ['the same disk (the partition files kept)', true],
@@ -62,15 +45,15 @@ describe('at-least-once: records whose lookup failed for good, read again after 
   ])(
     'regression: lookups failed for good before a kill -9 and not committed were looked up again and their FAILED MatchResults and dead letters written twice on %s',
     async (_disk, sameDisk) => {
-      sandbox.state.faults.reset();
-      sandbox.state.faults.update({ taskFailureRate: 1, latencyMs: 100 });
-      const run = await topicsWithPartners(kafka, registry, 'failed-redelivery', partners);
-      cleanups.push(run.cleanup);
+      scene.sandbox.state.faults.reset();
+      scene.sandbox.state.faults.update({ taskFailureRate: 1, latencyMs: 100 });
+      const run = await topicsWithPartners(kafka, registry, 'failed-redelivery', scene.partners);
+      scene.cleanups.push(run.cleanup);
       const stateDir = mkdtempSync(join(tmpdir(), 'failed-redelivery-'));
       const metricsPort = await freePort();
       const start = () => {
         const running = startCollected(['run'], {
-          ...cliEnv(sandbox.url, run.topics, run.groupId),
+          ...cliEnv(scene.sandbox.url, run.topics, run.groupId),
           PARTNER_ENRICH_RETRY__MAX_ATTEMPTS: '1',
           PARTNER_ENRICH_BATCHING__MAX_TASKS: '50',
           // Unset, every start gets an empty private directory of its own.
@@ -78,12 +61,12 @@ describe('at-least-once: records whose lookup failed for good, read again after 
           PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
           PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(metricsPort),
         });
-        children.push(running);
+        scene.children.push(running);
         return running;
       };
       const written = () => recordsIn(kafka, run.topics.matches);
       const committed = () => committedRecords(kafka, run.topics.input, run.groupId);
-      const tasksPaid = () => sandbox.state.stats.snapshot().bulkTasks;
+      const tasksPaid = () => scene.sandbox.state.stats.snapshot().bulkTasks;
       const paidBefore = tasksPaid();
 
       const first = start();

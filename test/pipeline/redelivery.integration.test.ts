@@ -3,22 +3,19 @@
 // records read again find their partner's stored state naming them (restored from the
 // storage topic, which got it with their outputs) and are finished without writing twice.
 import type { Kafka } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import type { PartnerRecord } from '../../src/serde/partner-record.ts';
+import { describe, expect, it } from 'vitest';
 import { cliEnv } from '../support/cli.ts';
 import { kafkaClient } from '../support/kafka.ts';
 import {
   committedRecords,
-  distinctPartners,
   eachRecordOnce,
   killHard,
   outputsOnceDrained,
   recordsIn,
+  sandboxWithPartners,
   startCollected,
   topicsWithPartners,
   waitFor,
-  type RunningCli,
 } from '../support/run-process.ts';
 import { schemaRegistry } from '../support/schema-registry.ts';
 
@@ -30,31 +27,17 @@ const UNCOMMITTED_AT_KILL = 100;
 describe('at-least-once: records read again after a kill', () => {
   const kafka: Kafka = kafkaClient();
   const registry = schemaRegistry();
-  const children: RunningCli[] = [];
-  let cleanup: (() => Promise<void>) | undefined;
-  let sandbox: RunningSandbox;
-  let partners: PartnerRecord[];
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0, orgs: PARTNERS, seed: SEED });
-    partners = distinctPartners(PARTNERS, SEED);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const running of children) if (running.child.exitCode === null) running.child.kill('SIGKILL');
-    await cleanup?.();
-    await sandbox?.close();
-  });
+  const scene = sandboxWithPartners(PARTNERS, SEED);
 
   it('regression: outputs written before a kill -9 and not committed are not written again after the restart', async () => {
-    const run = await topicsWithPartners(kafka, registry, 'redelivery', partners);
-    cleanup = run.cleanup;
+    const run = await topicsWithPartners(kafka, registry, 'redelivery', scene.partners);
+    scene.cleanups.push(run.cleanup);
     const start = () => {
       const running = startCollected(['run'], {
-        ...cliEnv(sandbox.url, run.topics, run.groupId),
+        ...cliEnv(scene.sandbox.url, run.topics, run.groupId),
         PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
       });
-      children.push(running);
+      scene.children.push(running);
       return running;
     };
     const written = () => recordsIn(kafka, run.topics.matches);

@@ -15,23 +15,21 @@ import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kafka, KafkaMessage } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
 import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
-import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv } from '../support/cli.ts';
 import { committedAndEndOffsets, partnerEncoder, produce, readAll } from '../support/enrichment.ts';
 import { kafkaClient } from '../support/kafka.ts';
 import {
   committedRecords,
-  distinctPartners,
   killHard,
   metricsCounter,
+  sandboxWithPartners,
   startCollected,
   topicsWithPartners,
   waitFor,
-  type RunningCli,
 } from '../support/run-process.ts';
 import { schemaRegistry } from '../support/schema-registry.ts';
 
@@ -42,21 +40,7 @@ const DELETED = 5;
 describe('at-least-once: tombstones read again after a kill', () => {
   const kafka: Kafka = kafkaClient();
   const registry = schemaRegistry();
-  const children: RunningCli[] = [];
-  const cleanups: (() => Promise<void>)[] = [];
-  let sandbox: RunningSandbox;
-  let partners: PartnerRecord[];
-
-  beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0, orgs: PARTNERS, seed: SEED });
-    partners = distinctPartners(PARTNERS, SEED);
-  }, 120_000);
-
-  afterAll(async () => {
-    for (const running of children) if (running.child.exitCode === null) running.child.kill('SIGKILL');
-    for (const cleanup of cleanups) await cleanup();
-    await sandbox?.close();
-  });
+  const scene = sandboxWithPartners(PARTNERS, SEED);
 
   /** Each partner's input partition, as the producer's partitioner chose it. */
   async function partitionsOf(topic: string): Promise<Map<string, number>> {
@@ -95,14 +79,14 @@ describe('at-least-once: tombstones read again after a kill', () => {
   ])(
     'regression: tombstones deleted before a kill -9 and not committed became DELETE_UNKNOWN_PARTNER dead letters when read again on %s',
     async (_disk, sameDisk) => {
-      sandbox.state.faults.reset();
-      const run = await topicsWithPartners(kafka, registry, 'tomb-redelivery', partners);
-      cleanups.push(run.cleanup);
+      scene.sandbox.state.faults.reset();
+      const run = await topicsWithPartners(kafka, registry, 'tomb-redelivery', scene.partners);
+      scene.cleanups.push(run.cleanup);
       const stateDir = mkdtempSync(join(tmpdir(), 'tomb-redelivery-'));
       const metricsPort = await freePort();
       const start = () => {
         const running = startCollected(['run'], {
-          ...cliEnv(sandbox.url, run.topics, run.groupId),
+          ...cliEnv(scene.sandbox.url, run.topics, run.groupId),
           // Unset, every start gets an empty private directory of its own. Set, the files are
           // checkpointed often, so that the restart reads nothing of the storage topic: the
           // files alone know what the tombstones deleted.
@@ -112,7 +96,7 @@ describe('at-least-once: tombstones read again after a kill', () => {
           PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
           PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(metricsPort),
         });
-        children.push(running);
+        scene.children.push(running);
         return running;
       };
       const committed = () => committedRecords(kafka, run.topics.input, run.groupId);
@@ -128,10 +112,10 @@ describe('at-least-once: tombstones read again after a kill', () => {
       // then the tombstones; in the first of them, a tombstone of a partner never stored and a
       // second tombstone of a partner deleted just before.
       const partitionOf = await partitionsOf(run.topics.input);
-      const deleted = partners.slice(0, DELETED).map((p) => p.partnerId);
+      const deleted = scene.partners.slice(0, DELETED).map((p) => p.partnerId);
       const byPartition = Map.groupBy(deleted, (id) => partitionOf.get(id) as number);
       const encode = await partnerEncoder(registry, run.topics.input);
-      const untouched = partners.slice(DELETED);
+      const untouched = scene.partners.slice(DELETED);
       const messages = [];
       for (const [partition, ids] of byPartition) {
         const blocker = untouched.find((p) => partitionOf.get(p.partnerId) === partition) as PartnerRecord;
@@ -144,7 +128,7 @@ describe('at-least-once: tombstones read again after a kill', () => {
         { key: 'NEVER-STORED', value: null, partition: firstPartition },
         { key: firstIds[0] as string, value: null, partition: firstPartition },
       );
-      sandbox.state.faults.update({ frozen: true });
+      scene.sandbox.state.faults.update({ frozen: true });
       const before = await committedAndEndOffsets(kafka, run.groupId, run.topics.input);
       await produce(kafka, run.topics.input, messages);
       // The offsets the tombstones got: the end offsets before, counted on in produce order.
@@ -186,7 +170,7 @@ describe('at-least-once: tombstones read again after a kill', () => {
       expect(await committed()).toBe(PARTNERS);
       expect(await unknownDeletes()).toEqual(unknownOffsets);
 
-      sandbox.state.faults.update({ frozen: false });
+      scene.sandbox.state.faults.update({ frozen: false });
       const second = start();
       await waitFor(
         async () => (await committed()) >= PARTNERS + messages.length,

@@ -4,9 +4,10 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { Kafka } from 'kafkajs';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { startCli } from './cli.ts';
@@ -182,3 +183,33 @@ export const distinctPartners = (count: number, seed: number): PartnerRecord[] =
     resent: 0,
     updated: 0,
   }).map((record) => record.partner as PartnerRecord);
+
+/** What a file of `run` processes against one sandbox keeps: see sandboxWithPartners. */
+export interface SandboxScene {
+  sandbox: RunningSandbox;
+  /** `count` distinct partner records of the sandbox's organizations (distinctPartners). */
+  partners: PartnerRecord[];
+  /** Processes started by the tests: SIGKILLed after the file if still running. */
+  children: RunningCli[];
+  /** Run after the file's tests (topics and subjects made for them). */
+  cleanups: (() => Promise<void>)[];
+}
+
+/**
+ * A sandbox of `count` organizations and their partner records, started before the file's
+ * tests; after them, the processes they started are killed, their cleanups run and the
+ * sandbox closed.
+ */
+export function sandboxWithPartners(count: number, seed: number): SandboxScene {
+  const scene = { children: [], cleanups: [], partners: [] } as unknown as SandboxScene;
+  beforeAll(async () => {
+    scene.sandbox = await startSandbox({ port: 0, orgs: count, seed });
+    scene.partners = distinctPartners(count, seed);
+  }, 120_000);
+  afterAll(async () => {
+    for (const running of scene.children) if (running.child.exitCode === null) running.child.kill('SIGKILL');
+    for (const cleanup of scene.cleanups) await cleanup();
+    await scene.sandbox?.close();
+  });
+  return scene;
+}
