@@ -456,13 +456,6 @@ export async function createKafkaEnrichment(
   await orClose(() => ledger.load());
   // Co-partitioned: the storage topic has as many partitions as the input topic.
   const partitionCount = (await orClose(() => changelog.offsets())).size;
-  // A follower stopped for good leaves this replica blind to what the others pay for: one that
-  // cannot read at all fails the start; one that stops later fails the pipeline, which ran on
-  // ready before.
-  const followerStopped = Promise.withResolvers<never>();
-  followerStopped.promise.catch(() => {});
-  const unfollow = await orClose(() => ledger.follow(followerStopped.reject));
-  opened.push(unfollow);
   const source = new KafkaSource(kafka, {
     topic: topics.input,
     groupId: config.kafka.groupId,
@@ -491,6 +484,7 @@ export async function createKafkaEnrichment(
     reruns: { jobs: rerunJobs, inputTopic: topics.input, partitionCount },
   };
   let stopWatching = () => {};
+  let unfollow = async () => {};
   const built = await orClose(() =>
     enrichment(config, ends, client, observer, async () => {
       stopWatching();
@@ -500,8 +494,22 @@ export async function createKafkaEnrichment(
       await remove();
     }),
   );
+  // A follower stopped for good leaves this replica blind to what the others pay for: one that
+  // cannot read at all fails the start; one that stops later fails the pipeline. Each start
+  // waits for its follower's first fetch, which an idle state topic answers after the fetch
+  // wait (500 ms): the ledger's and the reruns' followers start together, or a warm restart
+  // spent a second on them (docs/BENCHMARKS.md, State).
+  const followerStopped = Promise.withResolvers<never>();
+  followerStopped.promise.catch(() => {});
+  opened.push(async () => built.reruns?.stop());
+  const [ledgerFollowed, rerunsStarted] = await Promise.allSettled([
+    ledger.follow(followerStopped.reject),
+    built.reruns?.start(),
+  ]);
+  if (ledgerFollowed.status === 'fulfilled') opened.push((unfollow = ledgerFollowed.value));
+  for (const started of [ledgerFollowed, rerunsStarted])
+    if (started.status === 'rejected') await orClose(() => Promise.reject(started.reason));
   followerStopped.promise.catch((error: Error) => built.pipeline.abort(error));
-  await orClose(() => built.reruns?.start());
   // Idle, nothing is written or fetched that could stall on a deleted topic (topic-watch.ts).
   // Started last, the start can no longer fail: the enrichment's stop ends it.
   stopWatching = new TopicWatch(kafka).watch(topicNames, (error) => built.pipeline.abort(error));
