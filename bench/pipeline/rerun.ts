@@ -29,7 +29,8 @@ import {
   pipelineTopics,
   uniqueName,
 } from '../support/topics.ts';
-import { fullWindows, QUOTA_BACKOFF, recordConsumes, type Consume, type WindowUse } from './quota.ts';
+import { startSandboxProcess, type SandboxProcess } from '../support/sandbox-process.ts';
+import { fullWindows, QUOTA_BACKOFF, type Consume, type WindowUse } from './quota.ts';
 import { produceStorage } from './state.ts';
 
 export const WINDOW_MS = 2_000;
@@ -133,8 +134,12 @@ const sum = (progress: Iterable<RerunPartitionProgress>): RerunCounts => {
   return total;
 };
 
-async function oneRun(context: BenchContext, partners: number, baselineMs: number): Promise<RerunRun> {
-  const sandbox = await context.instantSandbox();
+async function oneRun(
+  context: BenchContext,
+  sandbox: SandboxProcess,
+  partners: number,
+  baselineMs: number,
+): Promise<RerunRun> {
   const input = uniqueName('rerun-in');
   await createTopics(context.kafka, [{ topic: input }]);
   const topics = pipelineTopics('rerun', input);
@@ -146,7 +151,8 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
   ];
   const jobs = new KafkaRerunJobStore(context.kafka, topics.state);
   let unfollow: (() => Promise<void>) | undefined;
-  const recorder = recordConsumes(sandbox);
+  // What the runs before this one consumed is left out.
+  await sandbox.takeConsumes();
   try {
     await produceStorage(context, topics.storage, partners);
     // The stored partners' matchedAt is before this; every live partner's is after it.
@@ -215,7 +221,7 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
     const load = await loading;
     worker.command({ type: 'finish', records: load.sent });
     const result = await worker.result;
-    recorder.stop();
+    const consumes = await sandbox.takeConsumes();
 
     const baselineFrom = loadStarted + WARMUP_MS;
     const baseline: number[] = [];
@@ -234,7 +240,7 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
       (createdAt < job.createdAt ? baseline : beside).push(latency);
     });
     const rerunResults = rerunAppended.length;
-    const besideWindows = windowsBetween(recorder.consumes, job.createdAt, rerunEnd);
+    const besideWindows = windowsBetween(consumes, job.createdAt, rerunEnd);
     const perWindow = new Map<number, number>();
     for (const at of rerunAppended) {
       const key = Math.floor(at / WINDOW_MS);
@@ -254,7 +260,7 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
         results: rerunResults,
         counts,
       },
-      baselineWindows: windowsBetween(recorder.consumes, baselineFrom, job.createdAt),
+      baselineWindows: windowsBetween(consumes, baselineFrom, job.createdAt),
       besideWindows,
       rerunWindowShares: besideWindows.map((_, i) => (perWindow.get(firstFull + i) ?? 0) / QUOTA),
       liveRate: load.sent / load.seconds,
@@ -267,8 +273,7 @@ async function oneRun(context: BenchContext, partners: number, baselineMs: numbe
       );
     return run;
   } finally {
-    recorder.stop();
-    sandbox.state.bulks.clear();
+    await sandbox.forgetBulks();
     await unfollow?.();
     await jobs.close();
     await deleteTopics(context.kafka, created);
@@ -279,14 +284,14 @@ const shares = (windows: WindowUse[]) =>
   windows.map((w) => `${((w.used / QUOTA) * 100).toFixed(0)}%`).join(' ');
 
 export async function rerunBesideLive(context: BenchContext): Promise<RerunResult> {
-  const sandbox = await context.instantSandbox();
+  const sandbox = await startSandboxProcess();
   const partners = context.count(100_000, 2_000);
   const baselineMs = Math.max(10, Math.round(30 * context.scale)) * 1_000;
   const runs: RerunRun[] = [];
   try {
     await setOrganizationQuota(sandbox.url, QUOTA, `PT${WINDOW_MS / 1000}S`);
     for (let n = 1; n <= context.runs; n += 1) {
-      const run = await oneRun(context, partners, baselineMs);
+      const run = await oneRun(context, sandbox, partners, baselineMs);
       runs.push(run);
       const { baseline: a, beside: b, rerun } = run;
       context.log(
@@ -301,7 +306,7 @@ export async function rerunBesideLive(context: BenchContext): Promise<RerunResul
       );
     }
   } finally {
-    sandbox.state.quotas.clear();
+    await sandbox.close();
   }
   const use = (pick: (run: RerunRun) => WindowUse[]) =>
     spread(runs.flatMap((run) => pick(run).map((w) => w.used / QUOTA)));
