@@ -133,6 +133,7 @@ describe('reruns under a quota smaller than a chunk', () => {
   it('regression: a live record whose partner had a rerun copy waiting for the quota was held behind it; now it replaces the copy', async () => {
     await setOrganizationQuota(sandbox.url, 100, '2');
     const id = uniqueName('live-first');
+    const rerunBegan = Date.now();
     // A tenth of each 100-unit window: the copies of each partition's first chunk (500, in
     // bulks of 50) wait for their share for many windows.
     const started = await runCli(
@@ -184,7 +185,14 @@ describe('reruns under a quota smaller than a chunk', () => {
       expect(held).toEqual([]);
       // None is left with a match answered from the storage after the rerun began: a re-send
       // that replaced the rerun's copy is looked up, not answered with the match to refresh.
-      const stale = middle.filter((p) => byPartner.get(p.partnerId)?.at(-1)?.reused !== false);
+      // A re-send answered from the storage after the rerun looked its partner up (before the
+      // re-send came, or with its copy paid for) gets the refreshed match: not stale.
+      const lookedUp = new Set(
+        (await results())
+          .filter((r) => ids.has(r.partnerId) && r.processedAt >= rerunBegan && !r.reused)
+          .map((r) => r.partnerId),
+      );
+      const stale = middle.filter((p) => !lookedUp.has(p.partnerId));
       expect(stale.map((p) => p.partnerId)).toEqual([]);
     } finally {
       await unfollow();
