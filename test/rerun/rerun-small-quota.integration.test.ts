@@ -177,8 +177,9 @@ describe('reruns under a quota smaller than a chunk', () => {
         () => `rerun ${id}: ${running?.logs().slice(-2000)}`,
       );
       const ids = new Set(middle.map((p) => p.partnerId));
-      const byPartner = new Map<string, Awaited<ReturnType<typeof results>>>();
-      for (const r of (await results()).filter((m) => ids.has(m.partnerId) && m.processedAt >= sentAt))
+      const ofMiddle = (await results()).filter((r) => ids.has(r.partnerId));
+      const byPartner = new Map<string, typeof ofMiddle>();
+      for (const r of ofMiddle.filter((m) => m.processedAt >= sentAt))
         byPartner.set(r.partnerId, [...(byPartner.get(r.partnerId) ?? []), r]);
       // Held behind the rerun's copy, the live record's result came after the rerun's.
       const held = [...byPartner].filter(([, rs]) => rs[0]?.rerunId === id).map(([partnerId]) => partnerId);
@@ -188,9 +189,7 @@ describe('reruns under a quota smaller than a chunk', () => {
       // A re-send answered from the storage after the rerun looked its partner up (before the
       // re-send came, or with its copy paid for) gets the refreshed match: not stale.
       const lookedUp = new Set(
-        (await results())
-          .filter((r) => ids.has(r.partnerId) && r.processedAt >= rerunBegan && !r.reused)
-          .map((r) => r.partnerId),
+        ofMiddle.filter((r) => r.processedAt >= rerunBegan && !r.reused).map((r) => r.partnerId),
       );
       const stale = middle.filter((p) => !lookedUp.has(p.partnerId));
       expect(stale.map((p) => p.partnerId)).toEqual([]);
