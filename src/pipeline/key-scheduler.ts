@@ -3,9 +3,11 @@
 // the older one still waits in the batcher replaces it there (one lookup, one quota
 // unit for both); one that arrives after the older was submitted waits, and further
 // versions coalesce into it. A rerun's copy of a stored partner that still waits (in the
-// batcher, or in a bulk for the rerun's share of the quota) is replaced by live work for the
-// partner: the live record's lookup gives the partner's new state, and the rerun counts the
-// partner as superseded.
+// batcher, in a bulk for the rerun's share of the quota, or behind the partner's live work) is
+// replaced by live work for the partner: the live record is looked up, which gives the
+// partner's new state, and the rerun counts the partner as superseded. A copy offered while
+// live work is under way waits behind it rather than being counted as superseded at once:
+// that work may be answered from the storage, which refreshes nothing.
 import { ofContent, type PartnerWork, type SubmittedTask } from './records.ts';
 
 interface KeySlot {
@@ -43,6 +45,12 @@ export class KeyScheduler {
       this.#dispatch(work);
       return;
     }
+    if (work.rerun) {
+      // At its turn, a version the live work stored supersedes it (LookupCoordinator).
+      if (slot.next) chain(slot.next, work);
+      else slot.next = work;
+      return;
+    }
     const { rerun } = slot.active;
     // Not with live work waiting behind the copy (it came while the copy was held back for a
     // retry): that work would be dropped; the new one joins it instead.
@@ -55,6 +63,7 @@ export class KeyScheduler {
       this.#dispatch(work);
       return;
     }
+    if (replaceWaitingCopy(slot, work)) return;
     // A version joins only the last work of its partner: one with work behind it (a delete)
     // would go out ahead of that work.
     if (!slot.next && slot.active.state === 'queued' && canMerge(slot.active, work)) {
@@ -99,6 +108,24 @@ export class KeyScheduler {
 
 const waiting = new WeakMap<PartnerWork, PartnerWork>();
 
+/** A rerun's copy waiting last behind live work gives its place to the newer live work. */
+function replaceWaitingCopy(slot: KeySlot, work: PartnerWork): boolean {
+  let before: PartnerWork | undefined;
+  let last = slot.next;
+  if (!last) return false;
+  for (let next = waiting.get(last); next; next = waiting.get(last)) {
+    before = last;
+    last = next;
+  }
+  if (!last.rerun) return false;
+  last.superseded = true;
+  last.rerun.settle({ kind: 'superseded' });
+  work.replacedRerun = true;
+  if (before) waiting.set(before, work);
+  else slot.next = work;
+  return true;
+}
+
 function chain(head: PartnerWork, work: PartnerWork): void {
   let last = head;
   for (let next = waiting.get(last); next; next = waiting.get(last)) last = next;
@@ -112,6 +139,8 @@ function chain(head: PartnerWork, work: PartnerWork): void {
  * would come from another bulk than their first. Only records of the same task join them.
  */
 const canMerge = (older: PartnerWork, newer: PartnerWork): boolean =>
+  !older.rerun &&
+  !newer.rerun &&
   older.kind === 'lookup' &&
   newer.kind === 'lookup' &&
   older.state !== 'submitted' &&

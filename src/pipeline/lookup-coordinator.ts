@@ -163,14 +163,14 @@ export class LookupCoordinator {
   }
 
   /**
-   * Takes a rerun's work for a stored partner. Live work comes first: a partner with live
-   * work under way is not looked up by the rerun (that work gives its new state), and live
-   * work arriving while the rerun's copy waits in its bulk replaces it (see KeyScheduler).
+   * Takes a rerun's work for a stored partner. Live work comes first: the copy of a partner
+   * with live work under way waits behind it and is superseded at its turn if that work stored
+   * a newer version (not if it was answered from the storage), and live work arriving while
+   * the copy waits replaces it (see KeyScheduler).
    */
   scheduleRerun(work: PartnerWork): void {
     const rerun = work.rerun as NonNullable<PartnerWork['rerun']>;
     if (!this.#owned(work)) return rerun.settle({ kind: 'dropped' });
-    if (this.#scheduler.busy(work.partnerId)) return rerun.settle({ kind: 'superseded' });
     this.#scheduler.offer(work);
   }
 

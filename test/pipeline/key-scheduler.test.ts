@@ -66,6 +66,42 @@ describe('KeyScheduler', () => {
     expect(scheduler.busy('a')).toBe(false);
   });
 
+  it("keeps a rerun's copy offered while live work is under way waiting behind it, never merged into it", () => {
+    const { dispatched, scheduler } = collect();
+    const settled: RerunOutcome[] = [];
+    const live = work('a');
+    scheduler.offer(live);
+    const copy = rerunCopy('a', settled);
+    scheduler.offer(copy);
+
+    expect(settled).toEqual([]);
+    expect(dispatched).toEqual([live]);
+    expect(live.records).toHaveLength(1);
+    scheduler.complete('a');
+    expect(dispatched).toEqual([live, copy]);
+    scheduler.complete('a');
+    expect(scheduler.busy('a')).toBe(false);
+  });
+
+  it("lets live work replace a rerun's copy waiting behind other live work: the copy is superseded, the newer work is looked up", () => {
+    const { dispatched, scheduler } = collect();
+    const settled: RerunOutcome[] = [];
+    const live = work('a');
+    scheduler.offer(live);
+    const copy = rerunCopy('a', settled);
+    scheduler.offer(copy);
+    const newer = work('a');
+    scheduler.offer(newer);
+
+    expect(settled).toEqual([{ kind: 'superseded' }]);
+    expect(copy.superseded).toBe(true);
+    expect(newer.replacedRerun).toBe(true);
+    expect(drained(scheduler, dispatched, 'a')).toEqual([
+      `lookup@${live.records[0]?.input.position.offset}`,
+      `lookup@${newer.records[0]?.input.position.offset}`,
+    ]);
+  });
+
   it("keeps a rerun's copy already in a bulk: live work waits for it, in order", () => {
     const { dispatched, scheduler } = collect();
     const settled: RerunOutcome[] = [];

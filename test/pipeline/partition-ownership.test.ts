@@ -85,7 +85,16 @@ class MemorySink {
   readonly messages: OutputMessage[] = [];
   /** Outputs this sink refuses as the Kafka sink refuses one over its topic's limit. */
   refuse: (message: OutputMessage) => boolean = () => false;
+  /** While set, sends wait for it: outputs handed over, not yet durable. */
+  held?: Promise<unknown>;
+  /** Sends waiting for `held`. */
+  waiting = 0;
   async send(messages: OutputMessage[]): Promise<void> {
+    if (this.held) {
+      this.waiting += 1;
+      await this.held;
+      this.waiting -= 1;
+    }
     const refused = messages.find(this.refuse);
     if (refused) throw new SinkError('OUTPUT_TOO_LARGE', `output ${refused.output} over its topic's limit`);
     this.messages.push(...messages);
@@ -723,6 +732,45 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     await enrichment.stop(1_000);
     expect(outcomes).toEqual([{ kind: 'superseded' }]);
     expect(state.get(ref(0), 'P-0-0')).toEqual(stored);
+  });
+
+  it("regression: a rerun's copy met a re-sent record being answered from the storage and counted as superseded; the partner's match was never refreshed", async () => {
+    const { enrichment, source, sink, state } = pipeline();
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [record] = records(0, 0, 1) as [InputRecord];
+    source.deliver([record]);
+    await eventually(() => source.committedOffset(0) === 1, 20_000, 'the partner stored');
+    const chunk = state.scan(ref(0), '', 100);
+    // The same content sent again: answered from the storage, its outputs not yet durable
+    // when the rerun offers its copy.
+    const release = Promise.withResolvers<undefined>();
+    sink.held = release.promise;
+    source.deliver([{ ...record, position: { ...record.position, offset: 1 } }]);
+    await eventually(() => sink.waiting === 1, 20_000, 'the answer from the storage handed over');
+    const paidBefore = tasksPaid();
+    const { epoch } = enrichment.partitions()[0] as { epoch: number };
+    const outcomes = Promise.all(
+      enrichment.rerun(ref(0), epoch, chunk, {
+        jobId: 'nightly',
+        initialize: false,
+        dryRun: false,
+        quotaShare: () => 1,
+      }),
+    );
+    sink.held = undefined;
+    release.resolve(undefined);
+    const settled = await outcomes;
+    await eventually(() => source.committedOffset(0) === 2, 20_000, 'the re-sent record finished');
+    await enrichment.stop(1_000);
+    expect(settled.map((o) => o.kind)).toEqual(['unchanged']);
+    expect(tasksPaid() - paidBefore).toBe(1);
+    const reused = sink.matches().map((m) => m.value as { reused: boolean; rerunId: string | null });
+    expect(reused.map((m) => [m.reused, m.rerunId])).toEqual([
+      [false, null],
+      [true, null],
+      [false, 'nightly'],
+    ]);
   });
 
   it("regression: a rerun's chunk is settled a slice per turn of the event loop, not holding live answers for the whole chunk", async () => {
