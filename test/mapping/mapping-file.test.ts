@@ -108,6 +108,7 @@ describe('mapping files', () => {
     ['a month/day/year date', '12/31/2030'],
     ['prose', 'Tuesday 5 March 2030'],
     ['a time alone', '02:00:00Z'],
+    ['a 61st second not at the end of a UTC day', '2030-01-31T02:00:60Z'],
     ['a fraction of a millisecond as a number', 1.5],
     ['a boolean', true],
   ])(
@@ -132,6 +133,17 @@ describe('mapping files', () => {
   ])('read %j `as: timestamp` as %d epoch ms', async (value, millis) => {
     expect(await changedAt(value)).toBe(millis);
   });
+
+  it.each([
+    ['2016-12-31T23:59:60Z', Date.UTC(2017, 0, 1)],
+    ['2016-12-31T18:59:60.5-05:00', Date.UTC(2017, 0, 1, 0, 0, 0, 500)],
+    ['2017-01-01T00:59:60+01:00', Date.UTC(2017, 0, 1)],
+  ])(
+    'regression: a leap second read by a rule `as: timestamp` (%j) was MAPPING_RULE_FAILED, a valid record dead-lettered; now it is the next second, %d epoch ms',
+    async (value, millis) => {
+      expect(await changedAt(value)).toBe(millis);
+    },
+  );
 
   it('regression: JSON input starting with a UTF-8 byte order mark was MAPPING_RULE_FAILED "input is not JSON"; now it maps as without it', async () => {
     const { decoder } = await loadMappingFile(await mappingFile(rules));
