@@ -20,7 +20,7 @@ import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { notAuthorized, onTopics, refusedAsTooLarge, SinkError } from './errors.ts';
-import { RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
+import { batchOfOneSize, RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
 
@@ -170,16 +170,16 @@ export class KafkaSink implements OutputSink {
       ...(headers ? { headers } : {}),
       ...(message.partition === undefined ? {} : { partition: message.partition }),
     };
-    const bytes = recordSize(encoded);
     const limit = this.limit(topic);
-    if (RECORD_BATCH_OVERHEAD + bytes > limit) {
+    const alone = batchOfOneSize(encoded);
+    if (alone > limit) {
       throw new SinkError(
         'OUTPUT_TOO_LARGE',
-        `${message.output} message of ${RECORD_BATCH_OVERHEAD + bytes} bytes is over the ${limit} bytes topic ${topic} accepts`,
-        { details: { output: message.output, topic, bytes: RECORD_BATCH_OVERHEAD + bytes, limit } },
+        `${message.output} message of ${alone} bytes is over the ${limit} bytes topic ${topic} accepts`,
+        { details: { output: message.output, topic, bytes: alone, limit } },
       );
     }
-    return { topic, message: encoded, bytes };
+    return { topic, message: encoded, bytes: recordSize(encoded) };
   }
 
   /** Encodes the messages as send() would, and sends nothing. */
