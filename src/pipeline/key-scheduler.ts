@@ -33,11 +33,6 @@ export class KeyScheduler {
     return this.#slots.size;
   }
 
-  /** Whether work of this partner is under way or waiting. */
-  busy(partnerId: string): boolean {
-    return this.#slots.has(partnerId);
-  }
-
   offer(work: PartnerWork): void {
     const slot = this.#slots.get(work.partnerId);
     if (!slot) {

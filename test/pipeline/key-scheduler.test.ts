@@ -63,7 +63,7 @@ describe('KeyScheduler', () => {
     expect(dispatched).toEqual([copy, live]);
     expect(live.records).toHaveLength(1);
     scheduler.complete('a');
-    expect(scheduler.busy('a')).toBe(false);
+    expect(scheduler.activeKeys).toBe(0);
   });
 
   it("keeps a rerun's copy offered while live work is under way waiting behind it, never merged into it", () => {
@@ -80,7 +80,7 @@ describe('KeyScheduler', () => {
     scheduler.complete('a');
     expect(dispatched).toEqual([live, copy]);
     scheduler.complete('a');
-    expect(scheduler.busy('a')).toBe(false);
+    expect(scheduler.activeKeys).toBe(0);
   });
 
   it("lets live work replace a rerun's copy waiting behind other live work: the copy is superseded, the newer work is looked up", () => {
@@ -202,7 +202,7 @@ describe('KeyScheduler', () => {
 
   /** The input offsets of each dispatched piece of work, with its kind, once every one completed. */
   function drained(scheduler: KeyScheduler, dispatched: PartnerWork[], partnerId: string): string[] {
-    while (scheduler.busy(partnerId)) scheduler.complete(partnerId);
+    while (scheduler.activeKeys > 0) scheduler.complete(partnerId);
     return dispatched.map((w) => `${w.kind}@${w.records.map((r) => r.input.position.offset).join('+')}`);
   }
 
