@@ -170,8 +170,9 @@ export class KafkaSink implements OutputSink {
       ...(headers ? { headers } : {}),
       ...(message.partition === undefined ? {} : { partition: message.partition }),
     };
+    const bytes = recordSize(encoded);
     const limit = this.limit(topic);
-    const alone = batchOfOneSize(encoded);
+    const alone = batchOfOneSize(bytes);
     if (alone > limit) {
       throw new SinkError(
         'OUTPUT_TOO_LARGE',
@@ -179,7 +180,7 @@ export class KafkaSink implements OutputSink {
         { details: { output: message.output, topic, bytes: alone, limit } },
       );
     }
-    return { topic, message: encoded, bytes: recordSize(encoded) };
+    return { topic, message: encoded, bytes };
   }
 
   /** Encodes the messages as send() would, and sends nothing. */

@@ -23,34 +23,32 @@ const sizeOfVarInt = (value: number): number => {
 const sizeOfBytes = (length: number | null): number =>
   length === null ? sizeOfVarInt(-1) : sizeOfVarInt(length) + length;
 
-type Sized = { key: Buffer | null; value: Buffer | null; headers?: RecordHeaders };
-
-/** The key, the value and the headers as a record encodes them. */
-function contentSize(message: Sized): number {
+/** An upper bound of the message's encoded size as one record of a batch (exact but for the deltas). */
+export function recordSize(message: {
+  key: Buffer | null;
+  value: Buffer | null;
+  headers?: RecordHeaders;
+}): number {
   // A name with several values is a header per value.
   const headers = Object.entries(message.headers ?? {}).flatMap(([key, value]) =>
     (Array.isArray(value) ? value : [value]).map((one) => [key, one] as const),
   );
-  let size = sizeOfBytes(message.key?.length ?? null) + sizeOfBytes(message.value?.length ?? null);
+  let size =
+    RECORD_OVERHEAD + sizeOfBytes(message.key?.length ?? null) + sizeOfBytes(message.value?.length ?? null);
   size += sizeOfVarInt(headers.length);
   for (const [key, value] of headers)
     size += sizeOfBytes(Buffer.byteLength(key)) + sizeOfBytes(Buffer.byteLength(value));
   return size;
 }
 
-/** An upper bound of the message's encoded size as one record of a batch (exact but for the deltas). */
-export function recordSize(message: Sized): number {
-  return RECORD_OVERHEAD + contentSize(message);
-}
-
 /**
- * The exact size of a batch holding the message alone, what the broker compares with the
- * topic's max.message.bytes: its deltas are 0, a byte each. Whether a message can ever be
- * written is this, not the upper bound (about 15 bytes more): a message within those bytes of
- * the limit was refused though the broker takes it.
+ * The exact size of a batch holding a message alone, from its recordSize(): what the broker
+ * compares with the topic's max.message.bytes. Alone, its deltas are 0, a byte each. Whether a
+ * message can ever be written is this, not the upper bound (about 15 bytes more): a message
+ * within those bytes of the limit was refused though the broker takes it.
  */
-export function batchOfOneSize(message: Sized): number {
-  const record = 1 + 1 + 1 + contentSize(message); // attributes, timestamp delta, offset delta
+export function batchOfOneSize(recordBytes: number): number {
+  const record = recordBytes - RECORD_OVERHEAD + 3; // attributes, timestamp delta, offset delta
   return RECORD_BATCH_OVERHEAD + sizeOfVarInt(record) + record;
 }
 

@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
 import { KafkaError } from '../../kafka/errors.ts';
-import { batchOfOneSize, requestsWithin } from '../../kafka/record-size.ts';
+import { batchOfOneSize, recordSize, requestsWithin } from '../../kafka/record-size.ts';
 import { topicLimits } from '../../kafka/topic-limits.ts';
 import { readTopicToEnd } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
@@ -203,7 +203,7 @@ export function registerDlqReplay(program: Command): void {
             value: m.value,
             headers: { ...originalHeaders(m), 'pe.replayed-from': position },
           };
-          return { letter: m, position, copy, bytes: batchOfOneSize(copy) };
+          return { letter: m, position, copy, bytes: batchOfOneSize(recordSize(copy)) };
         });
       // The broker refuses a batch over the input topic's limit, and a copy over it alone fits in
       // no request: sent, it failed the command half done.
