@@ -1,5 +1,7 @@
 // Parent side of bench/support/worker.ts: forks a child for one job and resolves with what it
-// measured. With BENCH_CPU_PROF set, the child writes a V8 CPU profile to out/profiles.
+// measured. With BENCH_CPU_PROF set, the child writes a V8 CPU profile to out/profiles;
+// BENCH_NODE_FLAGS (space-separated) are added after a pipeline child's runtime flags, so that
+// a V8 setting can be tried (or traced, `--trace-gc`) without editing the sources.
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
@@ -25,9 +27,11 @@ export interface WorkerOptions {
 
 export function startWorker(job: WorkerJob, options: WorkerOptions = {}): RunningWorker {
   const profile = options.cpuProfile ?? process.env.BENCH_CPU_PROF;
+  const pipeline = job.kind === 'pipeline' || job.kind === 'open-pipeline';
+  const extraFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const execArgv = [
     // partner-enrich runs with its memory flags; the baselines with Node's defaults.
-    ...(job.kind === 'pipeline' || job.kind === 'open-pipeline' ? RUNTIME_NODE_FLAGS : []),
+    ...(pipeline ? [...RUNTIME_NODE_FLAGS, ...extraFlags] : []),
     ...(options.nodeFlags ?? []),
     ...(profile
       ? [
@@ -37,7 +41,6 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
         ]
       : []),
   ];
-  const pipeline = job.kind === 'pipeline' || job.kind === 'open-pipeline';
   const child = fork(workerPath, [], {
     execArgv,
     env: { ...process.env, ...(pipeline ? RUNTIME_ENV : {}) },
