@@ -3,7 +3,7 @@
 // Kubernetes restarts a container. Every start, signal and exit is logged with its time so the
 // reconciliation can tell a kill from a rebalance.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync } from 'node:fs';
+import { openSync, closeSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, type RunDir } from '../../../deploy/local/processes.ts';
 import { CLI, NODE } from './run-dir.ts';
@@ -78,6 +78,16 @@ export class ReplicaSet {
   /** Exits after a signal from the harness, SIGKILL included. */
   requestedExits(): Extract<ReplicaEvent, { type: 'exit' }>[] {
     return this.events.flatMap((e) => (e.type === 'exit' && e.requested !== null ? [e] : []));
+  }
+
+  /** The last `lines` lines each replica wrote (its starts appended to one file), for a scenario that got stuck. */
+  logTails(lines: number): string {
+    return this.#replicas
+      .map((replica) => {
+        const log = readFileSync(join(this.#options.runDir.path, `${replica.name}.log`), 'utf8').trimEnd();
+        return `--- ${replica.name}, last ${lines} lines ---\n${log.split('\n').slice(-lines).join('\n')}`;
+      })
+      .join('\n');
   }
 
   /** Starts `count` more replicas at the same moment. */

@@ -227,14 +227,21 @@ export class Scenario {
   /** Waits for the commits to reach the end offsets (until the deadline), stops the replicas, reconciles. */
   async finish(deadlineMs: number): Promise<ScenarioReport> {
     const deadline = Date.now() + deadlineMs;
-    while (Date.now() < deadline) {
+    let reachedEnd = false;
+    while (!reachedEnd && Date.now() < deadline) {
       const behind = await committedBehind(this.kafka, this.groupId, this.topics.input).catch(
         () => undefined,
       );
-      if (behind && Object.values(behind).every((n) => n === 0)) break;
-      await sleep(1_000);
+      reachedEnd = behind !== undefined && Object.values(behind).every((n) => n === 0);
+      if (!reachedEnd) await sleep(1_000);
     }
     const seconds = (Date.now() - this.#started) / 1000;
+    // Stuck: what the replicas last said is the evidence, and their folder is removed with the
+    // scenario unless CHAOS_KEEP_LOGS is set.
+    if (!reachedEnd)
+      console.log(
+        `${this.options.name}: not at the end offsets by the deadline\n${this.replicas.logTails(40)}`,
+      );
     this.#poller.stop();
     await this.replicas.stopAll();
     const sandbox = await this.sandbox.collect();
