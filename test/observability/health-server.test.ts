@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reportFailure } from '../../src/cli/failure.ts';
 import {
@@ -155,6 +156,49 @@ describe('health server', () => {
     await server.close();
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
+  it('regression: close() waited for as long as a keep-alive client kept asking, when a request was being answered as it was called (a failed start of run stayed up with /readyz 503 until the polling stopped, then exited 2)', async () => {
+    // A registry stand-in whose first collection is held until close() was called.
+    const held = Promise.withResolvers<undefined>();
+    let collections = 0;
+    const metrics = {
+      registry: {
+        contentType: 'text/plain; version=0.0.4; charset=utf-8',
+        metrics: async () => {
+          collections += 1;
+          if (collections === 1) await held.promise;
+          return '';
+        },
+      },
+    } as unknown as ReturnType<typeof createMetrics>;
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics,
+      readiness: () => ({ ready: false, reasons: ['pipeline not started'] }),
+    });
+    // One client asking again as soon as it has an answer, on one kept-alive connection, as a
+    // scraper or a harness polling /readyz does.
+    const statuses: number[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) {
+        const response = await fetch(`${server.url}/metrics`).catch(() => undefined);
+        if (!response) return;
+        statuses.push(response.status);
+        await response.text();
+      }
+    })();
+    await expect.poll(() => collections).toBe(1);
+    const closed = server.close().then(() => 'closed');
+    held.resolve(undefined);
+    const outcome = await Promise.race([closed, sleep(3_000).then(() => 'still open while asked')]);
+    polling = false;
+    await poller;
+    expect(outcome).toBe('closed');
+    // The request being answered when close() was called got its answer.
+    expect(statuses[0]).toBe(200);
+  });
+
   it('answers 404 for any other path and 405 with Allow for any other method', async () => {
     const server = await started(() => ({ ready: true, reasons: [] }));
     expect((await fetch(`${server.url}/status`)).status).toBe(404);
