@@ -77,7 +77,6 @@ async function answer(path: string, options: HealthServerOptions): Promise<Reply
 // node:http, not fastify: three fixed GET routes need no router, and importing fastify (80
 // modules) took about 60 ms of the CPU `run` spends from exec to ready (docs/CONTAINER.md).
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
-  let closing = false;
   const server = createServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     const reply =
@@ -96,9 +95,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
           'content-type': contentType,
           'content-length': Buffer.byteLength(body),
           ...(status === 405 ? { allow: 'GET, HEAD' } : {}),
-          // Answered after close(): the connection ends with it, or the client's next request
-          // on it is answered too, and so on for as long as it keeps asking.
-          ...(closing ? { connection: 'close' } : {}),
+          // Answered after close() (no longer listening): the connection ends with it, or the
+          // client's next request on it is answered too, and so on for as long as it keeps asking.
+          ...(server.listening ? {} : { connection: 'close' }),
         });
         response.end(request.method === 'HEAD' ? undefined : body);
       });
@@ -126,7 +125,6 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     url: `http://${host}:${port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
-        closing = true;
         server.close((error) => (error ? reject(error) : resolve()));
         // Idle keep-alive connections of scrapers and probes would hold close() open until they
         // time out; a request being answered is let finish, and its connection ends with it.

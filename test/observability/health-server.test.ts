@@ -156,6 +156,7 @@ describe('health server', () => {
     await server.close();
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
   });
+
   it('regression: close() waited for as long as a keep-alive client kept asking, when a request was being answered as it was called (a failed start of run stayed up with /readyz 503 until the polling stopped, then exited 2)', async () => {
     // A registry stand-in whose first collection is held until close() was called.
     const held = Promise.withResolvers<undefined>();
