@@ -3,10 +3,12 @@
 // the exit is bounded: what does not close within the bound is cut off, a second signal cuts
 // it off at once, so no hung client can keep a replica alive and "healthy".
 import type { Logger } from '../observability/index.ts';
+import { reportFailure } from './failure.ts';
+
+type FailureOrigin = 'start' | 'pipeline' | 'unhandledRejection' | 'uncaughtException';
 
 export type StopReason =
-  | { kind: 'signal'; signal: NodeJS.Signals }
-  | { kind: 'failure'; origin: 'pipeline' | 'unhandledRejection' | 'uncaughtException'; error: unknown };
+  { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'failure'; origin: FailureOrigin; error: unknown };
 
 export interface ExitPathOptions {
   logger: Logger;
@@ -49,10 +51,20 @@ export class ExitPath {
     return reason.kind === 'failure' ? `${reason.origin}: ${String(reason.error)}` : 'failed while stopping';
   }
 
-  fail(origin: Extract<StopReason, { kind: 'failure' }>['origin'], error: unknown): void {
+  fail(origin: Exclude<FailureOrigin, 'start'>, error: unknown): void {
     this.#logger.fatal({ err: error, origin }, 'fatal failure: stopping');
     this.#failed = true;
     this.#request({ kind: 'failure', origin, error });
+  }
+
+  /**
+   * A failed start closes what it opened within the bound of a stop: past it, the start's error
+   * is reported as the command reports it and the process exits with its code. The command
+   * reports it itself once everything closed, so it is not logged here.
+   */
+  failStart(error: unknown): void {
+    this.#failed = true;
+    this.#request({ kind: 'failure', origin: 'start', error }, () => process.exit(reportFailure(error)));
   }
 
   /** The promise's value, or undefined when a stop is requested first (e.g. SIGTERM during start-up). */
@@ -71,7 +83,7 @@ export class ExitPath {
     }, LINGER_MS).unref();
   }
 
-  #request(reason: StopReason): void {
+  #request(reason: StopReason, pastBound = () => process.exit(1)): void {
     if (this.#reason !== undefined) {
       if (reason.kind === 'signal') {
         this.#logger.fatal({ signal: reason.signal }, 'second signal while stopping: exiting now');
@@ -83,7 +95,7 @@ export class ExitPath {
     if (reason.kind === 'signal') this.#logger.info({ signal: reason.signal }, 'stop requested');
     setTimeout(() => {
       this.#logger.fatal({ boundMs: this.#boundMs }, 'did not stop in time: exiting now');
-      process.exit(1);
+      pastBound();
     }, this.#boundMs).unref();
     this.#stop.resolve(reason);
   }

@@ -1,7 +1,7 @@
 // The operations endpoint: Prometheus scrapes /metrics, the orchestrator probes /healthz
 // (restart when it fails) and /readyz (route no traffic, count no capacity, while it fails).
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { ObservabilityError } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { processSecrets, type Redactor } from './secret-redactor.ts';
@@ -102,6 +102,16 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         response.end(request.method === 'HEAD' ? undefined : body);
       });
   });
+  const connections = new Set<Socket>();
+  const answering = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    answering.add(request.socket);
+    response.once('close', () => answering.delete(request.socket));
+  });
   await new Promise<void>((resolve, reject) => {
     const refuse = (error: NodeJS.ErrnoException) => {
       const { host, port } = options;
@@ -126,9 +136,11 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
-        // Idle keep-alive connections of scrapers and probes would hold close() open until they
-        // time out; a request being answered is let finish, and its connection ends with it.
-        server.closeIdleConnections();
+        // Every connection holds close() open until it ends. A request being answered is let
+        // finish, and its connection ends with it; any other is cut: a kept-alive one of a
+        // scraper or probe would wait for its timeout, and one that has sent no request, or
+        // part of one (a TCP probe, a port scan, a client cut off), for good.
+        for (const socket of connections) if (!answering.has(socket)) socket.destroy();
       }),
   };
 }

@@ -6,7 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { AssignerProtocol, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
@@ -61,6 +62,15 @@ async function statusOf(url: string): Promise<number | 'refused'> {
   } catch {
     return 'refused';
   }
+}
+
+/** A connection to the operations endpoint that sends nothing, as a TCP probe or a port scan holds one. */
+async function silentConnection(base: string): Promise<Socket> {
+  const { hostname, port } = new URL(base);
+  const socket = connect(Number(port), hostname);
+  socket.on('error', () => {});
+  await once(socket, 'connect');
+  return socket;
 }
 
 /** Resolves once the group committed every partition of `topic` to its end; the positions then. */
@@ -291,18 +301,30 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     expect(running.logs()).toContain('partner-enrich: KAFKA_UNAVAILABLE: no broker of 127.0.0.1:');
   });
 
-  it('regression: a start against a schema registry where nothing listens exits non-zero with SCHEMA_REGISTRY_UNAVAILABLE', async () => {
+  /** A `run` whose schema registry has nothing listening: its start fails once it asks it. */
+  const runWithoutRegistry = async () => {
     // The topics exist: a missing one refuses the start before the registry is asked.
     const topics = freshTopics();
     cleanups.push(await createTopicsFor(kafka, topics));
-    const env = {
+    return run({
       ...cliEnv(sandbox.url, topics, uniqueName('group')),
       PARTNER_ENRICH_SCHEMA_REGISTRY__URL: `http://127.0.0.1:${await freePort()}`,
-    };
-    const running = run(env);
-    const code = await exitWithin(running, 30_000);
-    expect(code, running.logs()).toBe(2);
-    expect(running.logs()).toContain('partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at');
+    });
+  };
+  const registryUnavailable = 'partner-enrich: SCHEMA_REGISTRY_UNAVAILABLE: schema registry at';
+
+  it('regression: a start against a schema registry where nothing listens exits non-zero with SCHEMA_REGISTRY_UNAVAILABLE', async () => {
+    const running = await runWithoutRegistry();
+    expect(await exitWithin(running, 30_000), running.logs()).toBe(2);
+    expect(running.logs()).toContain(registryUnavailable);
+  });
+
+  it('regression: a connection to the operations endpoint that sent nothing (a TCP probe) kept a failed start up for good; it exits 2 with its error', async () => {
+    const running = await runWithoutRegistry();
+    const probe = await silentConnection(await operationsUrl(running));
+    cleanups.push(async () => void probe.destroy());
+    expect(await exitWithin(running, 30_000), running.logs()).toBe(2);
+    expect(running.logs()).toContain(registryUnavailable);
   });
 
   it('regression: credentials the service revokes while run is at work stop it (exit 1, /healthz 503), nothing dead-lettered; restarted once they are accepted again, the records are looked up on the quota already consumed (it dead-lettered every record, each a quota unit without a lookup, and stayed healthy)', async () => {
@@ -534,6 +556,20 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     running.child.kill('SIGTERM');
     expect(await exitWithin(running, 4_000)).toBe(0);
+  });
+
+  it('regression: SIGTERM ends a ready run within 4 s with 0 while a connection to its operations endpoint has sent nothing (it waited out shutdown.graceMs plus 10 s and exited 1)', async () => {
+    const topics = freshTopics();
+    cleanups.push(await createTopicsFor(kafka, topics));
+    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
+    const base = await operationsUrl(running);
+    await readyWithin(base, 60_000);
+    const probe = await silentConnection(base);
+    cleanups.push(async () => void probe.destroy());
+    // Past the first fetches, as in the test above: the 4 s are the stop's own.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    running.child.kill('SIGTERM');
+    expect(await exitWithin(running, 4_000), running.logs()).toBe(0);
   });
 
   it('SIGTERM during start-up ends the process', async () => {

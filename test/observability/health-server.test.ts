@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:net';
+import { once } from 'node:events';
+import { connect, createServer, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reportFailure } from '../../src/cli/failure.ts';
@@ -198,6 +199,35 @@ describe('health server', () => {
     expect(outcome).toBe('closed');
     // The request being answered when close() was called got its answer.
     expect(statuses[0]).toBe(200);
+  });
+
+  it('regression: close() waited for good on a connection that had sent no request, or part of one (a TCP probe, a port scan, a client cut off mid-request kept a failed start of run up with no end)', async () => {
+    const server = await startHealthServer({
+      host: '127.0.0.1',
+      port: 0,
+      metrics: createMetrics(),
+      readiness: () => ({ ready: true, reasons: [] }),
+    });
+    const { hostname, port } = new URL(server.url);
+    const connected = async (sent: string) => {
+      const socket = connect(Number(port), hostname);
+      socket.on('error', () => {});
+      await once(socket, 'connect');
+      if (sent) socket.write(sent);
+      // Read, so that the server's end of the connection shows as the socket's close.
+      socket.resume();
+      return socket;
+    };
+    const silent = await connected('');
+    const partial = await connected('GET /metrics HTTP/1.1\r\nHost: probe\r\n');
+    // The server has taken both connections before close() is called.
+    await sleep(100);
+    const clientsCut = Promise.all([once(silent, 'close'), once(partial, 'close')]);
+    const closed = Promise.all([server.close(), clientsCut]).then(() => 'closed');
+    const outcome = await Promise.race([closed, sleep(3_000).then(() => 'still open')]);
+    silent.destroy();
+    partial.destroy();
+    expect(outcome).toBe('closed');
   });
 
   it('answers 404 for any other path and 405 with Allow for any other method', async () => {

@@ -39,7 +39,8 @@ export function registerRun(program: Command): void {
         'with inputFormat: json); matches, events, storage and dead letters out. ' +
         'Serves /metrics, /healthz and /readyz from the start (/readyz 503 until the pipeline runs); SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
         'shutdown.graceMs (a second signal exits at once). Exits 0 after such a stop, 2 on a failed start with an ' +
-        'error code (configuration, broker, a missing topic, registry, OAuth client secret, state.dir, port), 1 on ' +
+        'error code (configuration, broker, a missing topic, registry, OAuth client secret, state.dir, port; closing ' +
+        'bounded as for a stop), 1 on ' +
         'a fatal failure while running, on a second signal, or when closing outlasted shutdown.graceMs plus 10 s. ' +
         'With --rerun-every or --rerun-cron, also starts a full-storage rerun of the input topic at each slot of ' +
         'the schedule, skipped while a rerun of the topic has not ended (docs/RERUN-SCHEDULING.md).',
@@ -168,7 +169,9 @@ export function registerRun(program: Command): void {
           });
         }
       } catch (error) {
-        // A failed start: close what was opened, then let the command report the error.
+        // A failed start: close what was opened, within the bound, then let the command report
+        // the error.
+        exit.failStart(error);
         await shutdown(0);
         throw error;
       }
