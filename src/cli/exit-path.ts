@@ -59,10 +59,11 @@ export class ExitPath {
 
   /**
    * A failed start closes what it opened within the bound of a stop: past it, the start's error
-   * is reported as the command reports it and the process exits with its code. The command
-   * reports it itself once everything closed, so it is not logged here.
+   * is reported as the command reports it and the process exits with its code. Logged too: a
+   * signal while it closes exits at once, before the command could report it.
    */
   failStart(error: unknown): void {
+    this.#logger.error({ err: error }, 'start failed: closing what was opened');
     this.#failed = true;
     this.#request({ kind: 'failure', origin: 'start', error }, () => process.exit(reportFailure(error)));
   }
