@@ -1,6 +1,6 @@
 // The operations endpoint: Prometheus scrapes /metrics, the orchestrator probes /healthz
 // (restart when it fails) and /readyz (route no traffic, count no capacity, while it fails).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { ObservabilityError } from './errors.ts';
 import type { Metrics } from './metrics.ts';
@@ -77,7 +77,12 @@ async function answer(path: string, options: HealthServerOptions): Promise<Reply
 // node:http, not fastify: three fixed GET routes need no router, and importing fastify (80
 // modules) took about 60 ms of the CPU `run` spends from exec to ready (docs/CONTAINER.md).
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
+  // What close() cuts: every connection but those with a request being answered.
+  const connections = new Set<Socket>();
+  const answering = new Set<Socket>();
   const server = createServer((request, response) => {
+    answering.add(request.socket);
+    response.once('close', () => answering.delete(request.socket));
     const path = new URL(request.url ?? '/', 'http://localhost').pathname;
     const reply =
       request.method === 'GET' || request.method === 'HEAD'
@@ -102,15 +107,9 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
         response.end(request.method === 'HEAD' ? undefined : body);
       });
   });
-  const connections = new Set<Socket>();
-  const answering = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
-  });
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    answering.add(request.socket);
-    response.once('close', () => answering.delete(request.socket));
   });
   await new Promise<void>((resolve, reject) => {
     const refuse = (error: NodeJS.ErrnoException) => {

@@ -6,8 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
-import { once } from 'node:events';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { AssignerProtocol, type Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
@@ -31,6 +30,7 @@ import {
 } from '../support/enrichment.ts';
 import { eventually, kafkaClient, setTopicLimit, uniqueName } from '../support/kafka.ts';
 import { commandPidHere } from '../support/pid-namespace.ts';
+import { rawConnection } from '../support/raw-connection.ts';
 import { startCollected, type RunningCli } from '../support/run-process.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
@@ -62,15 +62,6 @@ async function statusOf(url: string): Promise<number | 'refused'> {
   } catch {
     return 'refused';
   }
-}
-
-/** A connection to the operations endpoint that sends nothing, as a TCP probe or a port scan holds one. */
-async function silentConnection(base: string): Promise<Socket> {
-  const { hostname, port } = new URL(base);
-  const socket = connect(Number(port), hostname);
-  socket.on('error', () => {});
-  await once(socket, 'connect');
-  return socket;
 }
 
 /** Resolves once the group committed every partition of `topic` to its end; the positions then. */
@@ -321,7 +312,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
 
   it('regression: a connection to the operations endpoint that sent nothing (a TCP probe) kept a failed start up for good; it exits 2 with its error', async () => {
     const running = await runWithoutRegistry();
-    const probe = await silentConnection(await operationsUrl(running));
+    const probe = await rawConnection(await operationsUrl(running));
     cleanups.push(async () => void probe.destroy());
     expect(await exitWithin(running, 30_000), running.logs()).toBe(2);
     expect(running.logs()).toContain(registryUnavailable);
@@ -559,12 +550,8 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
   });
 
   it('regression: SIGTERM ends a ready run within 4 s with 0 while a connection to its operations endpoint has sent nothing (it waited out shutdown.graceMs plus 10 s and exited 1)', async () => {
-    const topics = freshTopics();
-    cleanups.push(await createTopicsFor(kafka, topics));
-    const running = run(cliEnv(sandbox.url, topics, uniqueName('group')));
-    const base = await operationsUrl(running);
-    await readyWithin(base, 60_000);
-    const probe = await silentConnection(base);
+    const { running, base } = await readyRun();
+    const probe = await rawConnection(base);
     cleanups.push(async () => void probe.destroy());
     // Past the first fetches, as in the test above: the 4 s are the stop's own.
     await new Promise((resolve) => setTimeout(resolve, 3_000));

@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { connect, createServer, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reportFailure } from '../../src/cli/failure.ts';
@@ -10,6 +10,7 @@ import {
   type Readiness,
 } from '../../src/observability/index.ts';
 import { Redactor } from '../../src/observability/secret-redactor.ts';
+import { rawConnection } from '../support/raw-connection.ts';
 import { PIPELINE_METRIC_NAMES } from './metric-names.ts';
 
 const servers: HealthServer[] = [];
@@ -208,18 +209,8 @@ describe('health server', () => {
       metrics: createMetrics(),
       readiness: () => ({ ready: true, reasons: [] }),
     });
-    const { hostname, port } = new URL(server.url);
-    const connected = async (sent: string) => {
-      const socket = connect(Number(port), hostname);
-      socket.on('error', () => {});
-      await once(socket, 'connect');
-      if (sent) socket.write(sent);
-      // Read, so that the server's end of the connection shows as the socket's close.
-      socket.resume();
-      return socket;
-    };
-    const silent = await connected('');
-    const partial = await connected('GET /metrics HTTP/1.1\r\nHost: probe\r\n');
+    const silent = await rawConnection(server.url);
+    const partial = await rawConnection(server.url, 'GET /metrics HTTP/1.1\r\nHost: probe\r\n');
     // The server has taken both connections before close() is called.
     await sleep(100);
     const clientsCut = Promise.all([once(silent, 'close'), once(partial, 'close')]);
