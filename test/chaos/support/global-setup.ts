@@ -17,10 +17,13 @@ declare module 'vitest' {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const run = await openChaosRun();
-  const registry = await startApicurioRegistry(run, defaultInfrastructureOptions().apicurioVersion);
+  const { apicurioVersion, kafkaVersions } = defaultInfrastructureOptions();
+  const registry = await startApicurioRegistry(run, apicurioVersion);
   project.provide('chaosRegistryUrl', registry.url);
   project.provide('chaosRunPath', run.path);
   const kept = keepsLogs() ? ', kept after the run (CHAOS_KEEP_LOGS=true)' : '';
-  console.log(`chaos: registry at ${registry.url}, processes and logs in ${run.path}${kept}`);
+  console.log(
+    `chaos: Kafka ${kafkaVersions[0]}, registry at ${registry.url}, processes and logs in ${run.path}${kept}`,
+  );
   return () => closeRunDir(run, { graceMs: 15_000 });
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { inject } from 'vitest';
+import { defaultInfrastructureOptions } from '../../../deploy/local/infra.ts';
 import { startRestartableKafkaBroker, type RestartableBroker } from '../../../deploy/local/kafka-broker.ts';
 import type { RunDir } from '../../../deploy/local/processes.ts';
 import { createTopicsWithLeaders } from '../../../src/kafka/topics.ts';
@@ -21,7 +22,9 @@ import { ReplicaSet } from './replicas.ts';
 import { CLI, NODE, closeRunDir, scenarioRunDir } from './run-dir.ts';
 import { startSandboxProcess, type SandboxProcess } from './sandbox-process.ts';
 
-export const KAFKA_VERSION = '4.4.0';
+// The broker of the whole test set (PARTNER_ENRICH_KAFKA_VERSIONS' first, 4.4.0 by default), so
+// the chaos suite runs against Kafka 3.9 as the integration tests do.
+export const KAFKA_VERSION = defaultInfrastructureOptions().kafkaVersions[0] as string;
 export const SANDBOX_ORGS = 5_000;
 export const SANDBOX_SEED = 7;
 
