@@ -8,7 +8,7 @@
 // counted: a broker started moments before compiles its request paths for this load (the
 // JVM's C2 compiler busy for about 20 s on the shared cores), which a deployment's long-running
 // broker did long ago; its figures are reported apart.
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import type { ConfigInput } from '../../src/config/index.ts';
 import { pipelineConfig, type BenchContext } from '../support/context.ts';
 import { startWorker } from '../support/spawn.ts';
@@ -87,7 +87,7 @@ async function latencyRun(
     const warmupEnd = load.startedAt + seconds * 100;
     const latencies: number[] = [];
     // read_committed (kafkajs's default): what a downstream consumer of either mode sees.
-    await readTopicToEnd(context.kafka, topics.matches, (message) => {
+    await new TopicReaders(context.kafka).readToEnd(topics.matches, (message) => {
       const created = load.createdAt.get(message.key?.toString() ?? '');
       if (created !== undefined && created >= warmupEnd) latencies.push(Number(message.timestamp) - created);
     });

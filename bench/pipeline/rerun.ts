@@ -16,7 +16,7 @@ import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
 import type { RerunCounts, RerunJob, RerunPartitionProgress } from '../../src/rerun/rerun-job.ts';
 import { setOrganizationQuota } from '../../src/sandbox/index.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { pipelineConfig, type BenchContext } from '../support/context.ts';
 import type { WorkerResult } from '../support/jobs.ts';
 import { startWorker } from '../support/spawn.ts';
@@ -149,7 +149,7 @@ async function oneRun(
       { name: 'message.timestamp.type', value: 'LogAppendTime' },
     ])),
   ];
-  const jobs = new KafkaRerunJobStore(context.kafka, topics.state);
+  const jobs = new KafkaRerunJobStore(new TopicReaders(context.kafka), topics.state);
   let unfollow: (() => Promise<void>) | undefined;
   // What the runs before this one consumed is left out.
   await sandbox.takeConsumes();
@@ -227,7 +227,7 @@ async function oneRun(
     const baseline: number[] = [];
     const beside: number[] = [];
     const rerunAppended: number[] = [];
-    await readTopicToEnd(context.kafka, topics.matches, (message) => {
+    await new TopicReaders(context.kafka).readToEnd(topics.matches, (message) => {
       const value = matchResult.fromBuffer((message.value as Buffer).subarray(5)) as {
         partnerId: string;
         rerunId: string | null;

@@ -15,7 +15,7 @@
 // (process_cpu_seconds_total on its /metrics) over the drain.
 import { loadavg } from 'node:os';
 import { AssignerProtocol, type Admin, type Message } from 'kafkajs';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import type { RunningSandbox } from '../../src/sandbox/index.ts';
 import { benchSandbox, type BenchContext } from '../support/context.ts';
 import { drainWithPipeline, encodeDistinct, produceDistinct } from '../support/drain.ts';
@@ -172,7 +172,7 @@ async function matchResults(context: BenchContext, topic: string, from: number) 
   const partners = new Set<string>();
   let first = Number.POSITIVE_INFINITY;
   let last = 0;
-  const matches = await readTopicToEnd(context.kafka, topic, (message) => {
+  const matches = await new TopicReaders(context.kafka).readToEnd(topic, (message) => {
     partners.add(message.key?.toString() ?? '');
     const appended = Number(message.timestamp);
     first = Math.min(first, appended);

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { contentHash, toJsonRecord } from '../../src/mapping/lookup-task.ts';
 import { benchSandbox, type BenchContext } from '../support/context.ts';
 import { POOL } from '../support/drain.ts';
@@ -141,7 +141,7 @@ export async function stateRestart(context: BenchContext): Promise<StateResult> 
     const runs: StateRun[] = [];
     for (let run = 1; run <= context.runs; run += 1) {
       const rawStarted = performance.now();
-      const read = await readTopicToEnd(context.kafka, topics.storage, () => {});
+      const read = await new TopicReaders(context.kafka).readToEnd(topics.storage, () => {});
       const rawRecordsPerSecond = read / ((performance.now() - rawStarted) / 1000);
       const dir = await mkdtemp(join(tmpdir(), 'bench-state-'));
       try {

@@ -1,6 +1,6 @@
 // Reading back what a run wrote: counts per key of an output topic.
 import type { Kafka } from 'kafkajs';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 
 export interface TopicCounts {
   messages: number;
@@ -9,8 +9,7 @@ export interface TopicCounts {
 
 export async function countMessages(kafka: Kafka, topic: string): Promise<TopicCounts> {
   const keys = new Set<string>();
-  const messages = await readTopicToEnd(
-    kafka,
+  const messages = await new TopicReaders(kafka).readToEnd(
     topic,
     (message) => void keys.add(message.key?.toString() ?? ''),
   );

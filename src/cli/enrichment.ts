@@ -25,6 +25,7 @@ import { KafkaSource } from '../kafka/kafka-source.ts';
 import { KafkaLedgerStore } from '../kafka/ledger-store.ts';
 import { KafkaPartitionTransactions } from '../kafka/partition-transactions.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
+import { TopicReaders } from '../kafka/topic-reader.ts';
 import { KafkaStateChangelog } from '../kafka/state-changelog.ts';
 import { assertTopicsExist } from '../kafka/topic-presence.ts';
 import { TopicWatch } from '../kafka/topic-watch.ts';
@@ -419,7 +420,8 @@ export async function createKafkaEnrichment(
   // broker: a start refused after them (a topic missing, the service refusing the credentials)
   // left the output subjects registered and the ledger's and reruns' consumer groups behind.
   await assertTopicsExist(kafka, topicNames);
-  const changelog = new KafkaStateChangelog(kafka, registry, topics.storage);
+  const readers = new TopicReaders(kafka, config.kafka.readerGroupPrefix);
+  const changelog = new KafkaStateChangelog(readers, registry, topics.storage);
   await changelog.assertCopartitioned(topics.input);
   const mappingFile = config.mapping.file;
   const mapping = mappingFile ? await loadMappingFile(mappingFile) : undefined;
@@ -444,8 +446,8 @@ export async function createKafkaEnrichment(
     },
     encoders: { matches, events, storage: storageEncoder },
   });
-  const ledgerStore = new KafkaLedgerStore(kafka, topics.state);
-  const rerunJobs = new KafkaRerunJobStore(kafka, topics.state);
+  const ledgerStore = new KafkaLedgerStore(readers, topics.state);
+  const rerunJobs = new KafkaRerunJobStore(readers, topics.state);
   opened.push(
     () => sink.close(),
     () => ledgerStore.close(),

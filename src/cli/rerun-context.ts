@@ -3,6 +3,7 @@
 import type { Admin } from 'kafkajs';
 import type { Config } from '../config/index.ts';
 import { KafkaRerunJobStore } from '../kafka/rerun-store.ts';
+import { TopicReaders } from '../kafka/topic-reader.ts';
 import { describeRefused } from '../kafka/topic-presence.ts';
 import { RerunError } from '../rerun/errors.ts';
 import type { RerunJob } from '../rerun/rerun-job.ts';
@@ -22,7 +23,10 @@ export interface RerunContext {
 /** Opens the state topic and reads it to its end. */
 export async function openRerunContext(config: Config): Promise<RerunContext> {
   const kafka = await reachableKafka(config);
-  const store = new KafkaRerunJobStore(kafka, config.topics.state);
+  const store = new KafkaRerunJobStore(
+    new TopicReaders(kafka, config.kafka.readerGroupPrefix),
+    config.topics.state,
+  );
   const admin = kafka.admin();
   try {
     await admin.connect();

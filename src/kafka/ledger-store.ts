@@ -7,7 +7,7 @@ import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
-import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import type { TopicReaders } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -18,6 +18,7 @@ const isRerunEntryKey = (key: string): boolean => isRerunTopic(key.slice(key.ind
 
 export class KafkaLedgerStore implements LedgerStore {
   readonly #kafka: Kafka;
+  readonly #readers: TopicReaders;
   readonly #topic: string;
   /**
    * Live work's entries and reruns' go through producers of their own: with one request in
@@ -46,8 +47,10 @@ export class KafkaLedgerStore implements LedgerStore {
   readonly #writing = new Map<string, Promise<void>>();
   readonly #watch: TopicWatch;
 
-  constructor(kafka: Kafka, topic: string) {
+  constructor(readers: TopicReaders, topic: string) {
+    const { kafka } = readers;
     this.#kafka = kafka;
+    this.#readers = readers;
     this.#topic = topic;
     this.#watch = new TopicWatch(kafka);
     // A broker that creates topics on demand would make a deleted state topic anew, not
@@ -63,7 +66,7 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async load(): Promise<LedgerEntry[]> {
     const entries = new Map<string, LedgerEntry>();
-    await readTopicToEnd(this.#kafka, this.#topic, (message) => {
+    await this.#readers.readToEnd(this.#topic, (message) => {
       const key = message.key?.toString('utf8');
       if (!key || isRerunKey(key)) return;
       if (message.value === null) entries.delete(key);
@@ -79,9 +82,9 @@ export class KafkaLedgerStore implements LedgerStore {
   }): Promise<() => Promise<void>> {
     // Its own throw-away group: every replica reads the whole (compacted) topic, from the start,
     // so nothing recorded between load() and joining is missed; re-indexing is idempotent.
-    const consumer = replayConsumer(this.#kafka, 'ledger');
-    onReaderStopped(consumer, this.#topic, changes.failed);
-    const fetched = firstFetch(consumer, this.#topic);
+    const consumer = this.#readers.consumer('ledger');
+    this.#readers.onStopped(consumer, this.#topic, changes.failed);
+    const fetched = this.#readers.firstFetch(consumer, this.#topic);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });

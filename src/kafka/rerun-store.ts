@@ -14,7 +14,7 @@ import {
 } from '../rerun/rerun-job.ts';
 import { isFenced, KafkaError, notAuthorized, onTopics, onTransactionalId } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
-import { firstFetch, onReaderStopped, readTopicToEnd, replayConsumer } from './topic-reader.ts';
+import type { TopicReaders } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
 
 const PROGRESS_KEY = /^rerun\/(.+)\/(\d+)$/;
@@ -63,6 +63,7 @@ const isSameJob = (stored: RerunJob | undefined, job: RerunJob): boolean =>
 
 export class KafkaRerunJobStore implements RerunJobStore {
   readonly #kafka: Kafka;
+  readonly #readers: TopicReaders;
   readonly #topic: string;
   readonly #producer: Producer;
   readonly #watch: TopicWatch;
@@ -72,8 +73,10 @@ export class KafkaRerunJobStore implements RerunJobStore {
   /** Next offset to apply, per state topic partition: what load() read is not applied again by follow(). */
   readonly #next = new Map<number, bigint>();
 
-  constructor(kafka: Kafka, topic: string) {
+  constructor(readers: TopicReaders, topic: string) {
+    const { kafka } = readers;
     this.#kafka = kafka;
+    this.#readers = readers;
     this.#topic = topic;
     this.#watch = new TopicWatch(kafka);
     // Not made anew, uncompacted, by a broker that creates topics on demand (see ledger-store.ts).
@@ -86,7 +89,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
 
   async load(): Promise<void> {
     await this.#assertTopic();
-    await readTopicToEnd(this.#kafka, this.#topic, (message, partition) => {
+    await this.#readers.readToEnd(this.#topic, (message, partition) => {
       this.#apply(message, partition);
     });
   }
@@ -97,9 +100,9 @@ export class KafkaRerunJobStore implements RerunJobStore {
   ): Promise<() => Promise<void>> {
     // Its own throw-away group, from the start (like the ledger's follower): nothing written
     // between load() and joining is missed; what load() applied already is skipped by offset.
-    const consumer = replayConsumer(this.#kafka, 'rerun');
-    onReaderStopped(consumer, this.#topic, failed);
-    const fetched = firstFetch(consumer, this.#topic);
+    const consumer = this.#readers.consumer('rerun');
+    this.#readers.onStopped(consumer, this.#topic, failed);
+    const fetched = this.#readers.firstFetch(consumer, this.#topic);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });

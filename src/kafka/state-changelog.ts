@@ -9,7 +9,7 @@ import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
 import { describeTopicConfig } from './topic-configs.ts';
-import { readRefused, replayConsumer } from './topic-reader.ts';
+import type { TopicReaders } from './topic-reader.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 /**
@@ -38,11 +38,13 @@ interface StorageValue {
 
 export class KafkaStateChangelog implements StateChangelog {
   readonly #kafka: Kafka;
+  readonly #readers: TopicReaders;
   readonly #registry: SchemaRegistry;
   readonly name: string;
 
-  constructor(kafka: Kafka, registry: SchemaRegistry, topic: string) {
-    this.#kafka = kafka;
+  constructor(readers: TopicReaders, registry: SchemaRegistry, topic: string) {
+    this.#kafka = readers.kafka;
+    this.#readers = readers;
     this.#registry = registry;
     this.name = topic;
   }
@@ -112,7 +114,7 @@ export class KafkaStateChangelog implements StateChangelog {
     const open = new Map(ranges.filter((r) => r.from < r.to).map((r) => [r.partition, r]));
     if (open.size === 0) return;
     const topic = this.name;
-    const consumer = replayConsumer(this.#kafka, 'restore', RESTORE_FETCH);
+    const consumer = this.#readers.consumer('restore', RESTORE_FETCH);
     await consumer.connect();
     try {
       await consumer.subscribe({ topic, fromBeginning: true });
@@ -139,7 +141,9 @@ export class KafkaStateChangelog implements StateChangelog {
       // kafkajs retries a failing eachBatch, then restarts the consumer, which rejoins with
       // its seeks and pauses lost and fails again on the same record, forever: run()'s promise
       // settled long before. A record that cannot be read ends the restore with it instead.
-      consumer.on(consumer.events.CRASH, ({ payload }) => done.reject(readRefused(topic, payload.error)));
+      consumer.on(consumer.events.CRASH, ({ payload }) =>
+        done.reject(this.#readers.refused(topic, payload.error)),
+      );
       consumer
         .run({
           autoCommit: false,

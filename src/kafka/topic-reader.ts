@@ -1,78 +1,103 @@
-// Reads a (compacted) topic from the beginning up to the end offsets it had when the
-// read began: how the storage index and the bulk ledger are rebuilt at start.
+// The pipeline's readers of its own topics, in throw-away groups: a (compacted) topic read from
+// its beginning up to the end offsets it had when the read began is how the storage index and the
+// bulk ledger are rebuilt at start; followers read on from there.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
 import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
-/** The throw-away groups' prefix: on a cluster with ACLs the principal needs Read on groups of it. */
-export const REPLAY_GROUP_PREFIX = 'partner-enrich-';
+/** `kafka.readerGroupPrefix`'s default. */
+export const DEFAULT_READER_GROUP_PREFIX = 'partner-enrich-';
 
 /**
- * Calls `failed` once a reader of `topic` stopped for good: kafkajs restarts a crashed consumer
- * only after errors it retries, and left alone a refused read (no ACL for the topic or the
- * group) waited for ever. A refusal names the ACL to grant.
+ * Readers of the pipeline's own topics (state, storage, dead letters), each a consumer in a
+ * throw-away group `<groupPrefix><purpose>-<uuid>`, never a member of the pipeline's group. On
+ * a cluster with ACLs the principal needs Read on groups of the prefix; a prefix of its own
+ * (`kafka.readerGroupPrefix`) lets each deployment be granted only its own.
  */
-export function onReaderStopped(consumer: Consumer, topic: string, failed: (error: Error) => void): void {
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    if (!payload.restart) failed(readRefused(topic, payload.error));
-  });
-}
+export class TopicReaders {
+  readonly kafka: Kafka;
+  readonly groupPrefix: string;
 
-/**
- * Resolves once the reader's first fetch is answered; rejects when it stopped for good before
- * (its topic or group refused), so that a follower that cannot read fails the start that made
- * it instead of the pipeline a moment after.
- */
-export function firstFetch(consumer: Consumer, topic: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const off = consumer.on(consumer.events.FETCH, () => {
-      off();
-      resolve();
+  constructor(kafka: Kafka, groupPrefix = DEFAULT_READER_GROUP_PREFIX) {
+    this.kafka = kafka;
+    this.groupPrefix = groupPrefix;
+  }
+
+  /**
+   * A consumer that reads one of the pipeline's own topics from its start. kafkajs's
+   * disconnect waits for the fetch under way, which the broker holds for up to
+   * maxWaitTimeInMs when nothing new comes (5 s by default): a read that reached its end, or a
+   * stopping process with its followers, sat out those seconds for each such consumer
+   * (SIGTERM to exit: about 7 s with nothing in flight).
+   */
+  consumer(purpose: string, config: Partial<ConsumerConfig> = {}): Consumer {
+    return this.kafka.consumer({
+      groupId: `${this.groupPrefix}${purpose}-${randomUUID()}`,
+      maxWaitTimeInMs: 500,
+      // The pipeline's own topics are made by `topics create`, compacted where they must be; a
+      // broker that creates topics on demand would make one deleted meanwhile anew, without that.
+      allowAutoTopicCreation: false,
+      ...config,
     });
-    onReaderStopped(consumer, topic, reject);
-  });
+  }
+
+  /** KAFKA_NOT_AUTHORIZED for a read of `topic` in a throw-away group the broker refused; `error` otherwise. */
+  refused(topic: string, error: Error): Error {
+    return (
+      notAuthorized(error, {
+        ...onTopics('Read', topic),
+        group: { operation: 'Read', resource: `Group prefix ${this.groupPrefix}` },
+      }) ?? error
+    );
+  }
+
+  /**
+   * Calls `failed` once a reader of `topic` stopped for good: kafkajs restarts a crashed consumer
+   * only after errors it retries, and left alone a refused read (no ACL for the topic or the
+   * group) waited for ever. A refusal names the ACL to grant.
+   */
+  onStopped(consumer: Consumer, topic: string, failed: (error: Error) => void): void {
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart) failed(this.refused(topic, payload.error));
+    });
+  }
+
+  /**
+   * Resolves once the reader's first fetch is answered; rejects when it stopped for good before
+   * (its topic or group refused), so that a follower that cannot read fails the start that made
+   * it instead of the pipeline a moment after.
+   */
+  firstFetch(consumer: Consumer, topic: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const off = consumer.on(consumer.events.FETCH, () => {
+        off();
+        resolve();
+      });
+      this.onStopped(consumer, topic, reject);
+    });
+  }
+
+  /**
+   * Reads `topic` up to the end offsets it had when the read began. `from`: read only these
+   * partitions, each from the offset given (the whole topic without it).
+   */
+  readToEnd(
+    topic: string,
+    onMessage: (message: KafkaMessage, partition: number) => void | Promise<void>,
+    from?: ReadonlyMap<number, bigint>,
+  ): Promise<number> {
+    return readTopicToEnd(this, topic, onMessage, from);
+  }
 }
 
-/** KAFKA_NOT_AUTHORIZED for a read of `topic` in a throw-away group the broker refused; `error` otherwise. */
-export const readRefused = (topic: string, error: Error): Error =>
-  notAuthorized(error, {
-    ...onTopics('Read', topic),
-    group: { operation: 'Read', resource: `Group prefix ${REPLAY_GROUP_PREFIX}` },
-  }) ?? error;
-
-/**
- * A consumer in a throw-away group (never a member of the pipeline's group) that reads one of
- * the pipeline's own topics from its start. kafkajs's disconnect waits for the fetch under
- * way, which the broker holds for up to maxWaitTimeInMs when nothing new comes (5 s by
- * default): a read that reached its end, or a stopping process with its followers, sat out
- * those seconds for each such consumer (SIGTERM to exit: about 7 s with nothing in flight).
- */
-export function replayConsumer(
-  kafka: Kafka,
-  purpose: string,
-  config: Partial<ConsumerConfig> = {},
-): Consumer {
-  return kafka.consumer({
-    groupId: `${REPLAY_GROUP_PREFIX}${purpose}-${randomUUID()}`,
-    maxWaitTimeInMs: 500,
-    // The pipeline's own topics are made by `topics create`, compacted where they must be; a
-    // broker that creates topics on demand would make one deleted meanwhile anew, without that.
-    allowAutoTopicCreation: false,
-    ...config,
-  });
-}
-
-/**
- * `from`: read only these partitions, each from the offset given (the whole topic without it).
- */
-export async function readTopicToEnd(
-  kafka: Kafka,
+async function readTopicToEnd(
+  readers: TopicReaders,
   topic: string,
   onMessage: (message: KafkaMessage, partition: number) => void | Promise<void>,
   from?: ReadonlyMap<number, bigint>,
 ): Promise<number> {
-  const admin = kafka.admin();
+  const admin = readers.kafka.admin();
   await admin.connect();
   const ends = new Map<number, bigint>();
   try {
@@ -85,7 +110,7 @@ export async function readTopicToEnd(
     await admin.disconnect();
   }
   if (ends.size === 0) return 0;
-  const consumer = replayConsumer(kafka, 'replay');
+  const consumer = readers.consumer('replay');
   let count = 0;
   await consumer.connect();
   try {
@@ -102,7 +127,7 @@ export async function readTopicToEnd(
         if (payload.batchSize === 0 && ends.has(payload.partition))
           reached(payload.partition, payload.lastOffset);
       });
-      onReaderStopped(consumer, topic, reject);
+      readers.onStopped(consumer, topic, reject);
       const started = consumer.run({
         autoCommit: false,
         eachBatch: async ({ batch, resolveOffset }) => {

@@ -14,8 +14,8 @@ import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/proce
 import type { Config } from '../../src/config/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { cliEnv, runCli, startCli } from '../support/cli.ts';
-import { createTopicsFor, pipelineTopicNames, testTopics } from '../support/enrichment.ts';
-import { uniqueName } from '../support/kafka.ts';
+import { createTopicsFor, pipelineTopicNames, readAll, testTopics } from '../support/enrichment.ts';
+import { eventually, uniqueName } from '../support/kafka.ts';
 
 const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 
@@ -143,6 +143,28 @@ async function freshTopics(records: Partial<Record<keyof Config['topics'], numbe
   return topics;
 }
 
+/** One valid PartnerRecord (JSON) on `input`, written by the admin. */
+async function sendPartner(input: string): Promise<void> {
+  const producer = admin.producer();
+  await producer.connect();
+  await producer.send({
+    topic: input,
+    messages: [
+      {
+        key: 'P-1',
+        value: JSON.stringify({
+          partnerId: 'P-1',
+          sourceSystem: 'ERP-EU',
+          names: ['Kaiser Software München'],
+          addresses: [{ town: 'München', country: 'DE' }],
+          changedAt: 1767225600000,
+        }),
+      },
+    ],
+  });
+  await producer.disconnect();
+}
+
 /** The operator's environment for the secured broker, as `user` (the application by default). */
 function appEnv(
   topics: Config['topics'],
@@ -241,6 +263,34 @@ describe('on a cluster with SASL and ACLs', () => {
     const topics = await freshTopics({ deadLetters: 1 });
     await grant(withoutGroupPrefix(replayGrants(topics)));
     await expectGroupPrefixRefused(['dlq', 'replay', '--dry-run'], appEnv(topics, uniqueName('g')));
+  });
+
+  it('regression: the throw-away groups were named partner-enrich-… in every deployment, so a principal granted Read on groups of its own prefix only could start neither `run` nor `dlq replay` (KAFKA_NOT_AUTHORIZED on Group prefix partner-enrich-); now they take kafka.readerGroupPrefix', async () => {
+    const topics = await freshTopics({ deadLetters: 1 });
+    await sendPartner(topics.input);
+    const groupId = uniqueName('g');
+    const prefix = `${groupId}.readers.`;
+    const ownPrefix = (grants: Grant[]) =>
+      grants.map((g) => (g.prefixed ? { ...g, resourceName: prefix } : g));
+    await grant([...ownPrefix(runGrants(topics, groupId)), ...ownPrefix(replayGrants(topics))]);
+    await expectGroupPrefixRefused(['dlq', 'replay', '--dry-run'], appEnv(topics, groupId));
+
+    const env = { ...appEnv(topics, groupId), PARTNER_ENRICH_KAFKA__READER_GROUP_PREFIX: prefix };
+    const replay = await ending(['dlq', 'replay', '--dry-run'], env);
+    expect(replay.code, replay.output).toBe(0);
+    const run = startCli(['run'], env);
+    const exited = once(run, 'exit') as Promise<[number | null]>;
+    try {
+      await eventually(
+        async () => (await readAll(admin, topics.matches)).length === 1,
+        PROMPTLY_MS,
+        'the MatchResult of the record',
+      );
+    } finally {
+      run.kill('SIGTERM');
+    }
+    const [code] = await exited;
+    expect(code).toBe(0);
   });
 
   it('regression: `run` without Read on a state topic holding entries hung at start (/readyz 503 for good); now exit 2 at once, KAFKA_NOT_AUTHORIZED naming the topic and Read', async () => {
@@ -344,24 +394,7 @@ describe('on a cluster with SASL and ACLs', () => {
 
   it('regression: `run` without Write on its storage topic failed at the first record with "Not authorized to access topics" and no topic named; now PIPELINE_OUTPUT_FAILED names Write and the topics of the refused request, exit 1 (fatal while running)', async () => {
     const topics = await freshTopics();
-    const producer = admin.producer();
-    await producer.connect();
-    await producer.send({
-      topic: topics.input,
-      messages: [
-        {
-          key: 'P-1',
-          value: JSON.stringify({
-            partnerId: 'P-1',
-            sourceSystem: 'ERP-EU',
-            names: ['Kaiser Software München'],
-            addresses: [{ town: 'München', country: 'DE' }],
-            changedAt: 1767225600000,
-          }),
-        },
-      ],
-    });
-    await producer.disconnect();
+    await sendPartner(topics.input);
     const groupId = uniqueName('g');
     await grant(without(runGrants(topics, groupId), topics.storage, WRITE));
     const run = await ending(['run'], appEnv(topics, groupId));

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import type { RerunJob } from '../../src/rerun/rerun-job.ts';
 import { runCli, startCli, type CliResult } from '../support/cli.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
@@ -35,7 +36,7 @@ afterAll(() => cleanup());
 
 /** The job as the state topic holds it now, read by a store of the test's own. */
 async function storedJob(id: string): Promise<RerunJob | undefined> {
-  const store = new KafkaRerunJobStore(kafka, state);
+  const store = new KafkaRerunJobStore(new TopicReaders(kafka), state);
   await store.load();
   await store.close();
   return store.job(id);
@@ -185,7 +186,7 @@ describe("regression: a control written between another's read and its write was
     other: string[],
     change: (job: RerunJob) => RerunJob,
   ): Promise<CliResult[]> => {
-    const held = new KafkaRerunJobStore(kafka, state);
+    const held = new KafkaRerunJobStore(new TopicReaders(kafka), state);
     const others: CliResult[] = [];
     try {
       await held.load();
@@ -267,7 +268,7 @@ describe('regression: two `rerun start --if-idle` at the same moment could both 
 });
 
 describe('following a rerun', () => {
-  const store = new KafkaRerunJobStore(kafka, state);
+  const store = new KafkaRerunJobStore(new TopicReaders(kafka), state);
   afterAll(() => store.close());
 
   /** Starts `rerun start --wait` for `id` and resolves once it wrote the job. */

@@ -11,6 +11,7 @@ describe('defaults', () => {
         brokers: ['127.0.0.1:9092'],
         clientId: 'partner-enrich',
         groupId: 'partner-enrich',
+        readerGroupPrefix: 'partner-enrich-',
         ssl: false,
         connectionTimeoutMs: 10_000,
         sessionTimeoutMs: 30_000,

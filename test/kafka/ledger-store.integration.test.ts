@@ -9,6 +9,7 @@ import { BulkLedger, type LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
 import { KafkaLedgerStore } from '../../src/kafka/ledger-store.ts';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
 import { topicOffsets } from '../../src/kafka/topic-offsets.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { simulatedProgress, testJob } from '../support/rerun-records.ts';
 
@@ -16,10 +17,10 @@ describe('KafkaLedgerStore beside rerun records', () => {
   const kafka = kafkaClient();
   const topic = uniqueName('state');
   let cleanup: () => Promise<void>;
-  const ledger = new KafkaLedgerStore(kafka, topic);
+  const ledger = new KafkaLedgerStore(new TopicReaders(kafka), topic);
   /** Another replica's store on the same topic. */
-  const replica = new KafkaLedgerStore(kafka, topic);
-  const reruns = new KafkaRerunJobStore(kafka, topic);
+  const replica = new KafkaLedgerStore(new TopicReaders(kafka), topic);
+  const reruns = new KafkaRerunJobStore(new TopicReaders(kafka), topic);
   const entry: LedgerEntry = {
     key: 'sub-1/0',
     submissionId: 'sub-1',
@@ -82,7 +83,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
   it('follow() passes over what its own store writes and delivers what another replica writes', async () => {
     // A store of its own: its follower's positions start at nothing, so caughtUp() below
     // waits until it has read past every write made here.
-    const own = new KafkaLedgerStore(kafka, topic);
+    const own = new KafkaLedgerStore(new TopicReaders(kafka), topic);
     await own.connect();
     const recorded: string[] = [];
     const removed: string[] = [];
@@ -111,7 +112,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
     // `rerun start` writes its job in a transaction: the partition's end offset is then one
     // past the commit marker, which no consumer is handed as a message. A member taking over
     // an input partition failed with LEDGER_CATCH_UP_FAILED until someone wrote there again.
-    const own = new KafkaLedgerStore(kafka, topic);
+    const own = new KafkaLedgerStore(new TopicReaders(kafka), topic);
     await own.connect();
     const stop = await own.follow({ recorded: () => {}, removed: () => {}, failed: () => {} });
     try {
@@ -151,7 +152,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
         return socket;
       },
     });
-    const store = new KafkaLedgerStore(faulty, topic);
+    const store = new KafkaLedgerStore(new TopicReaders(faulty), topic);
     await store.connect();
     try {
       const ledger = new BulkLedger(store);
@@ -171,7 +172,7 @@ describe('KafkaLedgerStore beside rerun records', () => {
       await Promise.all([renewal, recorded]);
 
       // The process is killed now; its restart reads the state topic.
-      const restarted = new BulkLedger(new KafkaLedgerStore(kafka, topic));
+      const restarted = new BulkLedger(new KafkaLedgerStore(new TopicReaders(kafka), topic));
       await restarted.load();
       expect(restarted.find(position)).toMatchObject({ submissionId: 'renewed', bulkId: 'bulk-renewed' });
     } finally {

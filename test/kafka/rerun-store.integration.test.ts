@@ -2,6 +2,7 @@
 // another reads (load) and sees arrive (follow), beside ledger entries it leaves alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { simulatedProgress, testJob } from '../support/rerun-records.ts';
 
@@ -11,7 +12,7 @@ describe('KafkaRerunJobStore', () => {
   let cleanup: () => Promise<void>;
   const stores: KafkaRerunJobStore[] = [];
   const store = () => {
-    const s = new KafkaRerunJobStore(kafka, topic);
+    const s = new KafkaRerunJobStore(new TopicReaders(kafka), topic);
     stores.push(s);
     return s;
   };
@@ -122,7 +123,7 @@ describe('KafkaRerunJobStore', () => {
   });
 
   it('refuses to load from a state topic that does not exist, with a typed error', async () => {
-    const missing = new KafkaRerunJobStore(kafka, uniqueName('no-state'));
+    const missing = new KafkaRerunJobStore(new TopicReaders(kafka), uniqueName('no-state'));
     await expect(missing.load()).rejects.toMatchObject({ code: 'RERUN_STATE_TOPIC_MISSING' });
   });
 });

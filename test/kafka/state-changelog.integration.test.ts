@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { KafkaStateChangelog } from '../../src/kafka/state-changelog.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { deleteOutputs, type OutputMessage } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { PartnerState } from '../../src/state/partner-state.ts';
@@ -56,7 +57,7 @@ async function restoringFromNewTopic() {
   const registry = { host: inject('schemaRegistryUrl') };
   const state = new PartnerState({
     dir,
-    changelog: new KafkaStateChangelog(kafka, new SchemaRegistry(registry), topic),
+    changelog: new KafkaStateChangelog(new TopicReaders(kafka), new SchemaRegistry(registry), topic),
   });
   const close = async () => {
     state.close();
@@ -108,7 +109,7 @@ describe('storage topic as the partner state changelog', () => {
       await producer.disconnect();
 
       const changelog = new KafkaStateChangelog(
-        kafka,
+        new TopicReaders(kafka),
         new SchemaRegistry({ host: inject('schemaRegistryUrl') }),
         topic,
       );
@@ -248,10 +249,12 @@ describe('storage topic as the partner state changelog', () => {
     ]);
     try {
       const registry = new SchemaRegistry({ host: inject('schemaRegistryUrl') });
-      expect(await new KafkaStateChangelog(kafka, registry, own).tombstoneRetentionMs()).toBe(3_600_000);
-      expect(await new KafkaStateChangelog(kafka, registry, defaulted).tombstoneRetentionMs()).toBe(
-        86_400_000,
-      );
+      expect(
+        await new KafkaStateChangelog(new TopicReaders(kafka), registry, own).tombstoneRetentionMs(),
+      ).toBe(3_600_000);
+      expect(
+        await new KafkaStateChangelog(new TopicReaders(kafka), registry, defaulted).tombstoneRetentionMs(),
+      ).toBe(86_400_000);
     } finally {
       await cleanup();
     }

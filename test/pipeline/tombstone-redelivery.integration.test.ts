@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../deploy/local/processes.ts';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { cliEnv } from '../support/cli.ts';
 import { committedAndEndOffsets, partnerEncoder, produce, readAll } from '../support/enrichment.ts';
@@ -45,8 +45,7 @@ describe('at-least-once: tombstones read again after a kill', () => {
   /** Each partner's input partition, as the producer's partitioner chose it. */
   async function partitionsOf(topic: string): Promise<Map<string, number>> {
     const partitions = new Map<string, number>();
-    await readTopicToEnd(
-      kafka,
+    await new TopicReaders(kafka).readToEnd(
       topic,
       (message, partition) => void partitions.set(message.key?.toString() ?? '', partition),
     );

@@ -3,6 +3,7 @@
 // replica of `run` deciding the same slot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { RerunError } from '../../src/rerun/errors.ts';
 import { isEnded, type RerunJobStore } from '../../src/rerun/rerun-job.ts';
 import { scheduledJobId, scheduleSlot, startRerunSchedule } from '../../src/rerun/rerun-schedule.ts';
@@ -17,7 +18,7 @@ const DAY = 86_400_000;
 const RACES = 8;
 const stores: KafkaRerunJobStore[] = [];
 const store = () => {
-  const created = new KafkaRerunJobStore(kafka, state);
+  const created = new KafkaRerunJobStore(new TopicReaders(kafka), state);
   stores.push(created);
   return created;
 };

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { setOrganizationQuota, startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { cliEnv, runCli } from '../support/cli.ts';
 import {
@@ -36,7 +37,7 @@ describe('reruns under a quota smaller than a chunk', () => {
   const registry = schemaRegistry();
   const topics = testTopics('rerun-quota');
   const stateDir = mkdtempSync(join(tmpdir(), 'rerun-quota-'));
-  const jobs = new KafkaRerunJobStore(kafka, topics.state);
+  const jobs = new KafkaRerunJobStore(new TopicReaders(kafka), topics.state);
   let sandbox: RunningSandbox;
   let dropTopics: () => Promise<void>;
   let running: RunningCli | undefined;

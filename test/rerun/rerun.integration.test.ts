@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { matchChange, type MatchOutcome, type StoredPartner } from '../../src/pipeline/outputs.ts';
 import { emptyChanges, type RerunJob, type RerunPartitionProgress } from '../../src/rerun/rerun-job.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
@@ -44,7 +45,7 @@ describe('reruns over 20,000 stored partners', () => {
   const base = uniqueName('rerun');
   const topics = testTopics('rerun');
   const stateDir = mkdtempSync(join(tmpdir(), 'rerun-test-'));
-  const jobs = new KafkaRerunJobStore(kafka, topics.state);
+  const jobs = new KafkaRerunJobStore(new TopicReaders(kafka), topics.state);
   let sandbox: RunningSandbox;
   let dropTopics: () => Promise<void>;
   let running: { child: ChildProcess; logs: () => string; exited: Promise<number | null> } | undefined;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Config, ConfigInput } from '../../src/config/index.ts';
 import { createKafkaEnrichment, type Enrichment } from '../../src/cli/enrichment.ts';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
@@ -53,7 +53,7 @@ async function untilCommittedToEnd(s: Scenario, config: Config): Promise<void> {
 /** Partner ids per storage partition, newest value per key (tombstones drop the partner). */
 async function storedPerPartition(s: Scenario): Promise<Map<number, Set<string>>> {
   const partitions = new Map<number, Set<string>>();
-  await readTopicToEnd(s.kafka, s.topics.storage, (message, partition) => {
+  await new TopicReaders(s.kafka).readToEnd(s.topics.storage, (message, partition) => {
     const ids = partitions.get(partition) ?? new Set<string>();
     const key = message.key?.toString() ?? '';
     if (message.value === null) ids.delete(key);

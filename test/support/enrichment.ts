@@ -6,7 +6,7 @@ import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { inject } from 'vitest';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
 import { createPipelineTopics, pipelineTopicNames } from '../../src/kafka/topics.ts';
-import { readTopicToEnd } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { uniqueName } from './kafka.ts';
@@ -107,7 +107,7 @@ export async function produce(
 
 export async function readAll(kafka: Kafka, topic: string): Promise<KafkaMessage[]> {
   const messages: KafkaMessage[] = [];
-  await readTopicToEnd(kafka, topic, (message) => void messages.push(message));
+  await new TopicReaders(kafka).readToEnd(topic, (message) => void messages.push(message));
   return messages;
 }
 

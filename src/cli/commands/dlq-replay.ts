@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
-import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
+import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
 import { KafkaError } from '../../kafka/errors.ts';
 import { batchOfOneSize, recordSize, requestsWithin } from '../../kafka/record-size.ts';
 import { topicLimits } from '../../kafka/topic-limits.ts';
-import { readTopicToEnd } from '../../kafka/topic-reader.ts';
+import { TopicReaders } from '../../kafka/topic-reader.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
 import { reportFailure } from '../failure.ts';
@@ -83,7 +83,7 @@ const letterPosition = (deadLetters: string, { message, partition }: Letter): st
  * `pe.replayed-from`, is looked for instead.
  */
 export async function supersededLetters(
-  kafka: Kafka,
+  readers: TopicReaders,
   topics: { input: string; deadLetters: string },
   letters: Letter[],
 ): Promise<Set<Letter>> {
@@ -99,12 +99,11 @@ export async function supersededLetters(
     const start = from.get(origin.partition);
     if (start === undefined || origin.offset + 1n < start) from.set(origin.partition, origin.offset + 1n);
   }
-  const superseded = await replayedLetters(kafka, input, unkeyed);
+  const superseded = await replayedLetters(readers, input, unkeyed);
   if (from.size === 0) return superseded;
   const newest = new Map<string, bigint>();
   const slot = (partition: number, key: Buffer) => `${partition}/${key.toString('base64')}`;
-  await readTopicToEnd(
-    kafka,
+  await readers.readToEnd(
     input,
     (message, partition) => {
       const key = partnerKey(message);
@@ -126,7 +125,7 @@ export async function supersededLetters(
  * copy may be in any partition.
  */
 async function replayedLetters(
-  kafka: Kafka,
+  readers: TopicReaders,
   input: string,
   letters: ReadonlyMap<string, Letter>,
 ): Promise<Set<Letter>> {
@@ -134,7 +133,7 @@ async function replayedLetters(
   if (letters.size === 0) return replayed;
   const times = [...letters.values()].map(({ message }) => Number(message.timestamp));
   const since = Math.max(0, Math.min(...times.map((time) => (Number.isFinite(time) ? time : 0))));
-  const admin = kafka.admin();
+  const admin = readers.kafka.admin();
   await admin.connect();
   let from: Map<number, bigint>;
   try {
@@ -145,8 +144,7 @@ async function replayedLetters(
   } finally {
     await admin.disconnect();
   }
-  await readTopicToEnd(
-    kafka,
+  await readers.readToEnd(
     input,
     (message) => {
       const copied = letters.get(header(message, 'pe.replayed-from') ?? '');
@@ -186,12 +184,13 @@ export function registerDlqReplay(program: Command): void {
       const take = deadLetterFilter(options);
       const matching: Letter[] = [];
       let dropped = 0;
-      const seen = await readTopicToEnd(kafka, config.topics.deadLetters, (message, partition) => {
+      const readers = new TopicReaders(kafka, config.kafka.readerGroupPrefix);
+      const seen = await readers.readToEnd(config.topics.deadLetters, (message, partition) => {
         if (!take(message)) return;
         if (bytesDropped(message)) dropped += 1;
         else matching.push({ message, partition });
       });
-      const superseded = await supersededLetters(kafka, config.topics, matching);
+      const superseded = await supersededLetters(readers, config.topics, matching);
       const copies = matching
         .filter((letter) => !superseded.has(letter))
         .map((letter) => {

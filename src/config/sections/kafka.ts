@@ -11,6 +11,7 @@ import {
   secret,
   secretFields,
 } from '../fields.ts';
+import { DEFAULT_READER_GROUP_PREFIX } from '../../kafka/topic-reader.ts';
 
 /** host:port, with IPv6 hosts in brackets as Kafka writes them. */
 const brokerAddress = z
@@ -45,6 +46,11 @@ export const kafkaSection = z.strictObject({
     .describe('Bootstrap brokers.'),
   clientId: nonEmptyString().default('partner-enrich').describe('Kafka client id.'),
   groupId: nonEmptyString().default('partner-enrich').describe('Consumer group of the input topic.'),
+  readerGroupPrefix: nonEmptyString()
+    .default(DEFAULT_READER_GROUP_PREFIX)
+    .describe(
+      'Prefix of the throw-away consumer groups that read the state, storage and dead-letter topics from their start (`run`, `dlq replay`, `rerun`): with ACLs, grant Read on groups of this prefix. One per deployment keeps deployments on one cluster apart.',
+    ),
   ssl: z
     .union([z.boolean(), sslOptions])
     .default(false)
