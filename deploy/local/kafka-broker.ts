@@ -18,9 +18,10 @@ export interface LocalBroker {
 }
 
 /**
- * A broker as a least-privilege cluster runs it: SASL/PLAIN on the client listener and ACLs
+ * A broker as a least-privilege cluster runs it: SASL on the client listener and ACLs
  * enforced (StandardAuthorizer, nothing allowed where no ACL allows it). `admin` is its super
- * user; `users` are the other principals (name: password), with no ACL until one is created.
+ * user; `users` are the other principals (name: password), with no ACL until one is created,
+ * each able to log in with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
  */
 export interface Secured {
   admin: { username: string; password: string };
@@ -47,15 +48,32 @@ function listenerSettings(port: number, controllerPort: number, secured?: Secure
     `advertised.listeners=SASL_PLAINTEXT://127.0.0.1:${port}`,
     'inter.broker.listener.name=SASL_PLAINTEXT',
     'listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
-    'sasl.enabled.mechanisms=PLAIN',
+    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')}`,
     'sasl.mechanism.inter.broker.protocol=PLAIN',
     'listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule ' +
       `required username="${admin.username}" password="${admin.password}" ${logins};`,
+    // SCRAM users' credentials are in the cluster's metadata, written by the storage format.
+    ...SCRAM_MECHANISMS.map(
+      (mechanism) =>
+        `listener.name.sasl_plaintext.${mechanism.toLowerCase()}.sasl.jaas.config=` +
+        'org.apache.kafka.common.security.scram.ScramLoginModule required;',
+    ),
     'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
     `super.users=User:${admin.username};User:ANONYMOUS`,
     'allow.everyone.if.no.acl.found=false',
   ];
 }
+
+const SCRAM_MECHANISMS = ['SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+
+/** The storage format's arguments that give each of `secured`'s users SCRAM credentials (KIP-900). */
+const scramCredentials = (secured?: Secured): string[] =>
+  Object.entries(secured?.users ?? {}).flatMap(([name, password]) =>
+    SCRAM_MECHANISMS.flatMap((mechanism) => [
+      '--add-scram',
+      `${mechanism}=[name=${name},password=${password}]`,
+    ]),
+  );
 
 // KRaft wants a cluster id of 16 bytes in URL-safe base64 without padding. One that starts
 // with "-" would be read as an option by the storage tool (Kafka's own generator skips those too).
@@ -137,7 +155,17 @@ export async function startRestartableKafkaBroker(
     ].join('\n'),
   );
   const classpath = `${libs}/*`;
-  await run('java', ['-cp', classpath, 'kafka.tools.StorageTool', 'format', '-t', clusterId(), '-c', config]);
+  await run('java', [
+    '-cp',
+    classpath,
+    'kafka.tools.StorageTool',
+    'format',
+    '-t',
+    clusterId(),
+    '-c',
+    config,
+    ...scramCredentials(secured),
+  ]);
   const jvm = ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true'];
   const bootstrap = `127.0.0.1:${port}`;
   const launch = async () => {

@@ -259,6 +259,28 @@ describe('on a cluster with SASL and ACLs', () => {
     }
   });
 
+  it('`kafka.sasl.mechanism` scram-sha-256 and scram-sha-512 log in as the principal (`dlq replay` reads its dead letters with the ACLs OPERATIONS lists), and a wrong SCRAM password is KAFKA_AUTHENTICATION_FAILED naming the mechanism, exit 2', async () => {
+    const topics = await freshTopics({ deadLetters: 1 });
+    await grant(replayGrants(topics));
+    for (const mechanism of ['scram-sha-256', 'scram-sha-512']) {
+      const env = { ...appEnv(topics, uniqueName('g')), PARTNER_ENRICH_KAFKA__SASL__MECHANISM: mechanism };
+      const replay = await ending(['dlq', 'replay', '--dry-run'], env);
+      expect(replay.output, mechanism).toContain('1 of 1 dead letters match');
+      expect(replay.code, mechanism).toBe(0);
+      const refused = await ending(['dlq', 'replay', '--dry-run'], {
+        ...env,
+        PARTNER_ENRICH_KAFKA__SASL__PASSWORD: 'not-the-Pa55word',
+      });
+      expect(refused.line).toMatch(
+        new RegExp(
+          `^partner-enrich: KAFKA_AUTHENTICATION_FAILED: the broker refused the SASL ${mechanism.toUpperCase()} credentials of user app \\(`,
+        ),
+      );
+      expect(refused.output).not.toContain('not-the-Pa55word');
+      expect(refused.code).toBe(2);
+    }
+  });
+
   it('regression: `dlq replay` without Read on the partner-enrich- groups ended with exit 13 and no message (a consumer stopped for good was never noticed: "unsettled top-level await"); now exit 2, KAFKA_NOT_AUTHORIZED naming the group prefix', async () => {
     const topics = await freshTopics({ deadLetters: 1 });
     await grant(withoutGroupPrefix(replayGrants(topics)));
