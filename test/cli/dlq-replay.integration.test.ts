@@ -151,6 +151,38 @@ describe('dlq replay against Kafka', () => {
     expect(await copiesOfLetter()).toHaveLength(1);
   });
 
+  it('regression: a dead letter written twice for one input record (a restart reads the record again: GUARANTEES, duplicates) was replayed twice, and the twin of one replayed before was sent again; now one copy per input record', async () => {
+    const noPartner = { stage: 'mapping', code: 'MAPPING_MISSING_PARTNER_ID' };
+    const since = new Date().toISOString();
+    const keyless = await send(kafka, topics.input, '', Buffer.from('a record without an id, failed twice'));
+    const keyed = await send(kafka, topics.input, 'T-1', Buffer.from('T-1 failed twice'));
+    for (const [key, origin] of [
+      ['', keyless],
+      ['', keyless],
+      ['T-1', keyed],
+      ['T-1', keyed],
+    ] as const)
+      await deadLetter(key, origin, noPartner);
+    const replay = () => runCli(['dlq', 'replay', '--code', noPartner.code, '--since', since], env);
+    // A copy carries its dead letter's bytes, which name the record's key and offset.
+    const copiesOf = async (key: string, origin: Position) =>
+      (await replayedCopies()).filter((m) => m.value?.toString() === `bytes of ${key}@${origin.offset}`);
+
+    const first = await replay();
+    expect(first.code, first.stderr).toBe(0);
+    expect(await copiesOf('', keyless)).toHaveLength(1);
+    expect(await copiesOf('T-1', keyed)).toHaveLength(1);
+    expect(first.stdout).toMatch(/^4 of \d+ dead letters match/m);
+    expect(first.stdout).toContain('2 left out: another dead letter of the same input record');
+    expect(first.stdout).toContain('replayed 2 records');
+
+    const again = await replay();
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).not.toMatch(/^replayed /m);
+    expect(await copiesOf('', keyless)).toHaveLength(1);
+    expect(await copiesOf('T-1', keyed)).toHaveLength(1);
+  });
+
   it('regression: dlq replay sent every dead letter in one request, so letters of one input partition that added up to more than the topic takes (each well under it) were refused as MESSAGE_TOO_LARGE, exit 1 with the others written; now it sends them in requests within the limit', async () => {
     // 7 letters on 3 partitions: one partition takes at least 3, 1.2 MB against 1 MiB.
     const tooLong = { stage: 'mapping', code: 'MAPPING_FIELD_TOO_LONG' };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import type { IHeaders, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
@@ -71,6 +72,50 @@ function inputOrigin(
 /** Where a dead letter is: the name its replayed copies carry in `pe.replayed-from`. */
 const letterPosition = (deadLetters: string, { message, partition }: Letter): string =>
   `${deadLetters}:${partition}:${message.offset}`;
+
+/**
+ * The input record a dead letter stands for: where it was read (`pe.origin.*`), its key and its
+ * bytes (a dead letter names its origin only by topic name, which two clusters can share).
+ * Undefined when the headers do not say where.
+ */
+function inputRecord(message: KafkaMessage): string | undefined {
+  const [topic, partition, offset] = ['topic', 'partition', 'offset'].map((part) =>
+    header(message, `pe.origin.${part}`),
+  );
+  if (!topic || !partition || !offset) return undefined;
+  const bytes = createHash('sha256')
+    .update(message.key ?? '')
+    .update('\0')
+    .update(message.value ?? '')
+    .digest('base64');
+  return `${topic}:${partition}:${offset}:${bytes}`;
+}
+
+/**
+ * Those of `letters` that repeat another one's input record (inputRecord): a kill after a
+ * dead letter was written and before its record's position was committed writes it again when
+ * the record is read again (docs/GUARANTEES.md, duplicates). One replay per input record: the
+ * first of them by position, and none when one of them was replayed before (`superseded`).
+ */
+function repeatedLetters(letters: Letter[], superseded: ReadonlySet<Letter>): Set<Letter> {
+  const byRecord = new Map<string, Letter[]>();
+  for (const letter of letters) {
+    const record = inputRecord(letter.message);
+    if (record === undefined) continue;
+    byRecord.set(record, [...(byRecord.get(record) ?? []), letter]);
+  }
+  const repeated = new Set<Letter>();
+  for (const twins of byRecord.values()) {
+    if (twins.length < 2) continue;
+    twins.sort(
+      (a, b) => a.partition - b.partition || Number(BigInt(a.message.offset) - BigInt(b.message.offset)),
+    );
+    const replayed = twins.some((letter) => superseded.has(letter));
+    for (const [i, letter] of twins.entries())
+      if ((replayed || i > 0) && !superseded.has(letter)) repeated.add(letter);
+  }
+  return repeated;
+}
 
 /**
  * The dead letters whose partner has a newer record on the input topic than the one that
@@ -163,7 +208,8 @@ export function registerDlqReplay(program: Command): void {
     .description(
       're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
         'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out and counted, ' +
-        'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay); ' +
+        'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay), ' +
+        'and all but one of the dead letters of one input record (a restart can write one twice); ' +
         "one larger than the input topic's max.message.bytes is not sent: each is named on stderr (REPLAY_RECORD_TOO_LARGE) " +
         'and the command exits 2 once the others are sent (with --dry-run too)',
     )
@@ -191,8 +237,9 @@ export function registerDlqReplay(program: Command): void {
         else matching.push({ message, partition });
       });
       const superseded = await supersededLetters(readers, config.topics, matching);
+      const repeated = repeatedLetters(matching, superseded);
       const copies = matching
-        .filter((letter) => !superseded.has(letter))
+        .filter((letter) => !superseded.has(letter) && !repeated.has(letter))
         .map((letter) => {
           const position = letterPosition(config.topics.deadLetters, letter);
           const { message: m } = letter;
@@ -222,6 +269,10 @@ export function registerDlqReplay(program: Command): void {
       if (superseded.size > 0)
         console.log(
           `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay), or they were replayed before`,
+        );
+      if (repeated.size > 0)
+        console.log(
+          `  ${repeated.size} left out: another dead letter of the same input record is replayed, or was (a restart wrote it twice)`,
         );
       if (tooLarge.length > 0)
         console.log(
