@@ -2,7 +2,7 @@
 // partition, JSON value, tombstone once every record of the entry is committed). Rerun jobs
 // and their progress share the topic under `rerun/` keys: they are not ledger entries.
 import { randomUUID } from 'node:crypto';
-import type { Consumer, Kafka, Producer, RecordMetadata } from 'kafkajs';
+import type { Consumer, Producer, RecordMetadata } from 'kafkajs';
 import type { LedgerEntry, LedgerStore } from '../bulk/bulk-ledger.ts';
 import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
@@ -17,7 +17,6 @@ const WRITER_HEADER = 'pe.ledger-writer';
 const isRerunEntryKey = (key: string): boolean => isRerunTopic(key.slice(key.indexOf('/') + 1));
 
 export class KafkaLedgerStore implements LedgerStore {
-  readonly #kafka: Kafka;
   readonly #readers: TopicReaders;
   readonly #topic: string;
   /**
@@ -49,7 +48,6 @@ export class KafkaLedgerStore implements LedgerStore {
 
   constructor(readers: TopicReaders, topic: string) {
     const { kafka } = readers;
-    this.#kafka = kafka;
     this.#readers = readers;
     this.#topic = topic;
     this.#watch = new TopicWatch(kafka);
@@ -138,7 +136,7 @@ export class KafkaLedgerStore implements LedgerStore {
   }
 
   async #catchUp(timeoutMs: number): Promise<void> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     await admin.connect();
     let ends: { partition: number; high: bigint; low: bigint }[];
     try {

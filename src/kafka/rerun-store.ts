@@ -2,7 +2,7 @@
 // (compacted, JSON values): `rerun/<id>` holds the job, `rerun/<id>/<partition>` a
 // partition's progress. Whatever else the topic holds is not read here.
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Kafka, KafkaMessage, Producer, Transaction } from 'kafkajs';
+import type { KafkaMessage, Producer, Transaction } from 'kafkajs';
 import { RerunError } from '../rerun/errors.ts';
 import {
   isRerunKey,
@@ -62,7 +62,6 @@ const isSameJob = (stored: RerunJob | undefined, job: RerunJob): boolean =>
   stored !== undefined && JSON.stringify(stored) === JSON.stringify(job);
 
 export class KafkaRerunJobStore implements RerunJobStore {
-  readonly #kafka: Kafka;
   readonly #readers: TopicReaders;
   readonly #topic: string;
   readonly #producer: Producer;
@@ -75,7 +74,6 @@ export class KafkaRerunJobStore implements RerunJobStore {
 
   constructor(readers: TopicReaders, topic: string) {
     const { kafka } = readers;
-    this.#kafka = kafka;
     this.#readers = readers;
     this.#topic = topic;
     this.#watch = new TopicWatch(kafka);
@@ -222,7 +220,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
     decide: () => Promise<RerunJob | undefined>,
   ): Promise<RerunJob | undefined> {
     const id = jobTransactionalId(this.#topic, inputTopic);
-    const producer = this.#kafka.producer({
+    const producer = this.#readers.kafka.producer({
       transactionalId: id,
       idempotent: true,
       maxInFlightRequests: 1,
@@ -276,7 +274,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
    * (a writer killed before its commit holds one open until the broker aborts it).
    */
   async #readable(partition: number, offset: bigint): Promise<void> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     const deadline = Date.now() + READABLE_WAIT_MS;
     try {
       await admin.connect();
@@ -342,7 +340,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
   }
 
   async #assertTopic(): Promise<void> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     await admin.connect();
     try {
       if (!(await admin.listTopics()).includes(this.#topic)) {

@@ -3,7 +3,7 @@
 // replay is never a member of the pipeline's group) that seeks each wanted partition to
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import type { KafkaMessage } from 'kafkajs';
 import { finishedByOf, type StoredPartner } from '../pipeline/outputs.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
@@ -37,13 +37,11 @@ interface StorageValue {
 }
 
 export class KafkaStateChangelog implements StateChangelog {
-  readonly #kafka: Kafka;
   readonly #readers: TopicReaders;
   readonly #registry: SchemaRegistry;
   readonly name: string;
 
   constructor(readers: TopicReaders, registry: SchemaRegistry, topic: string) {
-    this.#kafka = readers.kafka;
     this.#readers = readers;
     this.#registry = registry;
     this.name = topic;
@@ -54,7 +52,7 @@ export class KafkaStateChangelog implements StateChangelog {
    * many partitions. Topics not there yet are left to the steps that need them.
    */
   async assertCopartitioned(input: string): Promise<void> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
@@ -77,7 +75,7 @@ export class KafkaStateChangelog implements StateChangelog {
   }
 
   async offsets(): Promise<Map<number, ChangelogOffsets>> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     await admin.connect();
     try {
       const offsets = await topicOffsets(admin, this.name);
@@ -89,7 +87,7 @@ export class KafkaStateChangelog implements StateChangelog {
 
   /** The topic's delete.retention.ms; Kafka's default (24 h) where the broker names none. */
   async tombstoneRetentionMs(): Promise<number> {
-    const admin = this.#kafka.admin();
+    const admin = this.#readers.kafka.admin();
     await admin.connect();
     try {
       const resources = await describeTopicConfig(admin, [this.name], 'delete.retention.ms');

@@ -102,7 +102,9 @@ function repeatedLetters(letters: Letter[], superseded: ReadonlySet<Letter>): Se
   for (const letter of letters) {
     const record = inputRecord(letter.message);
     if (record === undefined) continue;
-    byRecord.set(record, [...(byRecord.get(record) ?? []), letter]);
+    const twins = byRecord.get(record);
+    if (twins) twins.push(letter);
+    else byRecord.set(record, [letter]);
   }
   const repeated = new Set<Letter>();
   for (const twins of byRecord.values()) {
