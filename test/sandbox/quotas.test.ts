@@ -84,6 +84,26 @@ describe('sandbox quota consumption', () => {
     });
   });
 
+  it('audits every consume that consumed units, numbered and timed, for tests that reconcile payment (GET /admin/quota-audit)', async () => {
+    await sandbox.raw('POST', '/admin/reset');
+    await upsert('AUDITED', 10, 'P1D');
+    const at = sandbox.clock.now();
+    await consume('AUDITED', 4);
+    sandbox.clock.advance(250);
+    await consume('AUDITED', 7);
+    await consume('AUDITED', -1);
+    await consume('AUDITED', 6);
+    const audit = async () => (await sandbox.raw('GET', '/admin/quota-audit')).body;
+    // The refusal (7 > 6 left) and the job check (-1) consumed nothing.
+    expect(await audit()).toEqual({
+      consumes: [
+        { n: 1, at, amount: 4 },
+        { n: 2, at: at + 250, amount: 6 },
+      ],
+    });
+    await sandbox.raw('POST', '/admin/reset');
+    expect(await audit()).toEqual({ consumes: [] });
+  });
   it('reports usage and status per requested item', async () => {
     await upsert('USAGE', 2, 'P1D');
     await consume('USAGE', 2);

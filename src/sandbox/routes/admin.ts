@@ -1,6 +1,6 @@
 // Sandbox control, outside the OpenAPI document and without authentication (the sandbox is a
-// local tool): read and change fault injection, read the counters and the audit of accepted
-// bulks, revise the dataset between two runs of a client, reset to the start state.
+// local tool): read and change fault injection, read the counters and the audits of accepted
+// bulks and quota consumes, revise the dataset between two runs of a client, reset to the start state.
 
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
@@ -29,6 +29,8 @@ export function registerAdminRoutes(app: FastifyInstance, state: SandboxState): 
   app.get('/admin/stats', async () => state.stats.snapshot());
 
   app.get('/admin/bulk-audit', async () => ({ bulks: [...state.bulks.all()].map(bulkAuditEntry) }));
+
+  app.get('/admin/quota-audit', async () => ({ consumes: state.quotas.audit() }));
 
   app.post('/admin/dataset/revise', async (request) =>
     state.reviseDataset(parseBody(datasetRevisionRequestSchema, request.body, 'dataset revision')),

@@ -30,6 +30,17 @@ export interface QuotaUse {
 
 export type ConsumeOutcome = 'OK' | 'OVER_LIMIT';
 
+/** A consume answered OK (GET /admin/quota-audit): its number since the start or reset, its time, its units. */
+export interface ConsumeAuditEntry {
+  n: number;
+  /** Epoch milliseconds on the sandbox clock. */
+  at: number;
+  amount: number;
+}
+
+/** Consumes the audit keeps, the newest: a test reads it every few seconds, a benchmark not at all. */
+const CONSUME_AUDIT_SIZE = 10_000;
+
 interface WindowUse {
   windowStart: number;
   used: number;
@@ -42,6 +53,8 @@ export class QuotaLedger {
   readonly #clock: Clock;
   readonly #quotas = new Map<string, RateLimitQuota>();
   readonly #use = new Map<string, WindowUse>();
+  #audit: ConsumeAuditEntry[] = [];
+  #consumes = 0;
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -89,13 +102,23 @@ export class QuotaLedger {
         windowStart: this.#windowStart(quota),
         used: used + amount,
       });
+      this.#consumes += 1;
+      this.#audit.push({ n: this.#consumes, at: this.#clock.now(), amount });
+      if (this.#audit.length > CONSUME_AUDIT_SIZE) this.#audit = this.#audit.slice(-CONSUME_AUDIT_SIZE / 2);
     }
     return 'OK';
+  }
+
+  /** The newest consumes that consumed units, oldest first. */
+  audit(): readonly ConsumeAuditEntry[] {
+    return this.#audit;
   }
 
   clear(): void {
     this.#quotas.clear();
     this.#use.clear();
+    this.#audit = [];
+    this.#consumes = 0;
   }
 
   #windowStart(quota: RateLimitQuota | undefined): number {

@@ -18,6 +18,7 @@ import type {
   SandboxStatsSnapshot,
 } from '../../../src/sandbox/index.ts';
 import type { BulkAuditEntry } from '../../../src/sandbox/state/bulk-audit.ts';
+import type { ConsumeAuditEntry } from '../../../src/sandbox/state/quota-ledger.ts';
 import { CLI, NODE } from './run-dir.ts';
 
 export interface SandboxOptions {
@@ -32,6 +33,8 @@ export type AuditedBulk = BulkAuditEntry & { life: number };
 /** Sums of the counters over every life of the sandbox. */
 export interface SandboxTotals {
   bulks: AuditedBulk[];
+  /** Every consume that consumed units, in every life (`n` counts within a life). */
+  consumes: (ConsumeAuditEntry & { life: number })[];
   bulkSubmissions: number;
   bulkTasks: number;
   quotaConsumed: number;
@@ -101,6 +104,7 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
   let service = await launch();
   const totals: SandboxTotals = {
     bulks: [],
+    consumes: [],
     bulkSubmissions: 0,
     bulkTasks: 0,
     quotaConsumed: 0,
@@ -112,7 +116,11 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
   };
   // Counters of the current life already added to the totals, so collect() can be called often;
   // its bulks are replaced by each newer view, whose tasks may have run since.
-  let counted = { bulks: new Map<string, number>(), stats: undefined as SandboxStatsSnapshot | undefined };
+  let counted = {
+    bulks: new Map<string, number>(),
+    consumes: 0,
+    stats: undefined as SandboxStatsSnapshot | undefined,
+  };
   const get = async <T>(path: string): Promise<T> => {
     const response = await fetch(`${url}${path}`);
     if (!response.ok) throw new Error(`sandbox ${path}: ${response.status}`);
@@ -120,10 +128,16 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
   };
   const collect = async (): Promise<SandboxTotals> => {
     if (service.exited()) return totals;
-    const [audit, stats] = await Promise.all([
+    const [audit, quotaAudit, stats] = await Promise.all([
       get<{ bulks: BulkAuditEntry[] }>('/admin/bulk-audit'),
+      get<{ consumes: ConsumeAuditEntry[] }>('/admin/quota-audit'),
       get<SandboxStatsSnapshot>('/admin/stats'),
     ]);
+    for (const consume of quotaAudit.consumes) {
+      if (consume.n <= counted.consumes) continue;
+      totals.consumes.push({ ...consume, life: totals.restarts });
+      counted.consumes = consume.n;
+    }
     for (const bulk of audit.bulks) {
       const entry = { ...bulk, life: totals.restarts };
       const index = counted.bulks.get(bulk.id);
@@ -168,7 +182,7 @@ export async function startSandboxProcess(runDir: RunDir, options: SandboxOption
     async restart() {
       if (!service.exited()) throw new Error('sandbox is still running');
       service = await launch();
-      counted = { bulks: new Map(), stats: undefined };
+      counted = { bulks: new Map(), consumes: 0, stats: undefined };
       totals.restarts += 1;
     },
     async stop() {

@@ -341,6 +341,10 @@ export function formatReport(r: ScenarioReport): string {
     ['quota consumed / beyond needed', `${p.quotaConsumed} / ${p.quotaBeyondNeeded}`],
     ['paid twice (contents) by cause', `${p.paidTwice.contents} ${JSON.stringify(p.paidTwice.byCause)}`],
     [
+      'kill windows: bulks (tasks again) / consumes (units)',
+      `${p.killWindows.bulks} (${p.killWindows.tasksAgain}) / ${p.killWindows.consumes} (${p.killWindows.units})`,
+    ],
+    [
       'versions: valid records / distinct contents',
       `${r.lookups.validRecords} / ${r.lookups.distinctContents}`,
     ],
