@@ -1,6 +1,7 @@
 // Sandbox control, outside the OpenAPI document and without authentication (the sandbox is a
 // local tool): read and change fault injection, read the counters and the audits of accepted
-// bulks and quota consumes, revise the dataset between two runs of a client, reset to the start state.
+// bulks and quota consumes, revise the dataset between two runs of a client, reset to the
+// start state.
 
 import type { FastifyInstance } from 'fastify';
 import type { z } from 'zod';
