@@ -32,7 +32,12 @@ export function logObserver(logger: Logger): PipelineObserver {
   const deadLettered = perTurn((fields) => logger.warn(fields, 'records dead-lettered'));
   const retried = perTurn((fields) => logger.info(fields, 'lookups retried'));
   const adopted = perTurn((fields) =>
-    logger.warn(fields, 'a submission intent outlived its lease: looked up under the quota it spent'),
+    logger.warn(
+      fields,
+      fields.paid
+        ? 'submission intents of a dead submitter adopted: looked up under the quota it consumed'
+        : 'submission intents of a dead submitter adopted: looked up, consuming quota (it had not)',
+    ),
   );
   return {
     intakePaused: (reason) =>
@@ -47,7 +52,7 @@ export function logObserver(logger: Logger): PipelineObserver {
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),
     committed: (positions) => logger.debug({ positions }, 'committed'),
     commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
-    intentAdopted: (records) => adopted({}, records),
+    intentAdopted: (records, paid) => adopted({ paid }, records),
     bulkGone: (records) =>
       logger.warn(
         { records },

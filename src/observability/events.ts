@@ -23,7 +23,9 @@ export type RecordsEvent =
   | { type: 'out'; outcome: RecordOutcome; count: number }
   | { type: 'dead-letter'; reason: string; count: number }
   /** Read again with their outputs written already (not committed): finished without writing. */
-  | { type: 'redelivered'; count: number };
+  | { type: 'redelivered'; count: number }
+  /** Under an intent whose submitter died: looked up here, consuming quota unless `paid`. */
+  | { type: 'adopted'; paid: boolean; count: number };
 
 export type BulkEvent =
   | { type: 'submitted'; bulkId: string; tasks: number }

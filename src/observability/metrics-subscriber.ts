@@ -20,6 +20,7 @@ export function subscribeMetrics(metrics: Metrics): () => void {
       if (event.type === 'in') metrics.recordsIn.inc({ source: event.source }, count);
       else if (event.type === 'out') metrics.recordsOut.inc({ outcome: event.outcome }, count);
       else if (event.type === 'redelivered') metrics.recordsRedelivered.inc(count);
+      else if (event.type === 'adopted') metrics.recordsAdopted.inc({ paid: String(event.paid) }, count);
       else metrics.deadLetters.inc({ reason: event.reason }, count);
     }),
     pipelineEvents.bulk.subscribe((event) => {

@@ -31,6 +31,7 @@ export interface Metrics {
   recordsIn: Counter<'source'>;
   recordsOut: Counter<'outcome'>;
   recordsRedelivered: Counter;
+  recordsAdopted: Counter<'paid'>;
   deadLetters: Counter<'reason'>;
   /** From a bulk's submission to its last result page. */
   bulkLatency: Histogram;
@@ -91,6 +92,11 @@ export function createMetrics(): Metrics {
     recordsRedelivered: counter(
       'records_redelivered_total',
       'Records read again (after a rebalance or a restart) whose outputs were written already: finished without writing them twice.',
+    ),
+    recordsAdopted: counter(
+      'records_adopted_total',
+      'Records under a submission intent whose submitter died (killed with their bulk under way), looked up here: paid="true" under the quota it consumed, "false" consuming it.',
+      ['paid'],
     ),
     deadLetters: counter('dead_letters_total', 'Records sent to the dead-letter topic, by reason.', [
       'reason',

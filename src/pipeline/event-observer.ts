@@ -14,6 +14,7 @@ export function eventObserver(source: RecordSource): PipelineObserver {
         count: 1,
       }),
     redelivered: (count) => pipelineEvents.records.publish({ type: 'redelivered', count }),
+    intentAdopted: (count, paid) => pipelineEvents.records.publish({ type: 'adopted', paid, count }),
     deadLetter: (stage, code) =>
       pipelineEvents.records.publish({ type: 'dead-letter', reason: `${stage}/${code}`, count: 1 }),
     bulkSubmitted: (tasks) => pipelineEvents.bulk.publish({ type: 'submitted', bulkId: '', tasks }),

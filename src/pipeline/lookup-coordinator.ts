@@ -509,12 +509,12 @@ export class LookupCoordinator {
         // skip-unchanged first: a re-send folded into the same intent as an earlier version
         // finds that version's result stored by now.
         if (now?.submissionId === submitted.submissionId) {
-          this.#parts.observer.intentAdopted?.(work.records.length);
           // The intent paid one unit per task, for the task's content. An older version
           // coalesced into it, read here in a work of its own, is looked up for its own
           // content and pays: the unit stays with the work that carries the task's content
           // (both drew it, and two tasks went to the service on one unit).
           work.prepaid = now.paid === true && ofContent(work, now.hash);
+          this.#parts.observer.intentAdopted?.(work.records.length, work.prepaid);
         }
         work.adopted = true;
         this.#dispatch(work);

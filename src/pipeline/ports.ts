@@ -107,8 +107,11 @@ export interface PipelineObserver {
   committed?(positions: Committable[]): void;
   /** A commit (or a ledger release after it) failed; it is tried again at the next interval. */
   commitFailed?(reason: string): void;
-  /** Records under an intent whose submitter died are looked up without paying again. */
-  intentAdopted?(records: number): void;
+  /**
+   * Records under an intent whose submitter died are looked up by this member: without
+   * consuming quota again where the intent says it was consumed (`paid`), else consuming it.
+   */
+  intentAdopted?(records: number, paid: boolean): void;
   /** Records whose bulk the service no longer knows (it was restarted) are looked up anew. */
   bulkGone?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;

@@ -41,10 +41,26 @@ describe('logObserver', () => {
 
   it('regression: a restart adopting 300 submission intents logged 300 warnings, one per partner', async () => {
     const { lines, observer } = capture();
-    for (let i = 0; i < 300; i += 1) observer.intentAdopted?.(1);
-    observer.intentAdopted?.(2);
+    for (let i = 0; i < 300; i += 1) observer.intentAdopted?.(1, true);
+    observer.intentAdopted?.(2, true);
+    observer.intentAdopted?.(3, false);
     await nextTurn();
-    const adopted = lines().filter((line) => line.msg.startsWith('a submission intent outlived its lease'));
-    expect(adopted).toEqual([expect.objectContaining({ level: 40, records: 302 })]);
+    const adopted = lines().filter((line) =>
+      line.msg.startsWith('submission intents of a dead submitter adopted'),
+    );
+    expect(adopted).toEqual([
+      expect.objectContaining({
+        level: 40,
+        paid: true,
+        records: 302,
+        msg: expect.stringContaining('under the quota it consumed'),
+      }),
+      expect.objectContaining({
+        level: 40,
+        paid: false,
+        records: 3,
+        msg: expect.stringContaining('consuming quota'),
+      }),
+    ]);
   });
 });

@@ -46,6 +46,15 @@ describe('subscribeMetrics', () => {
     ).toBe(20);
   });
 
+  it('counts records adopted from a dead submitter, by whether their quota was consumed before', async () => {
+    const metrics = subscribed();
+    pipelineEvents.records.publish({ type: 'adopted', paid: true, count: 120 });
+    pipelineEvents.records.publish({ type: 'adopted', paid: false, count: 14 });
+    pipelineEvents.records.publish({ type: 'adopted', paid: true, count: 80 });
+    expect(await value(metrics, 'partner_enrich_records_adopted_total', { paid: 'true' })).toBe(200);
+    expect(await value(metrics, 'partner_enrich_records_adopted_total', { paid: 'false' })).toBe(14);
+  });
+
   it('tracks bulk submissions, tasks in flight and the latency of completed bulks', async () => {
     const metrics = subscribed();
     pipelineEvents.bulk.publish({ type: 'submitted', bulkId: 'b-1', tasks: 500 });

@@ -401,6 +401,53 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(quotaConsumed() - consumedBefore).toBe(0);
   });
 
+  it("reports the records adopted from a dead member's intents, and whether that member had consumed their quota", async () => {
+    const adoptions: [number, boolean][] = [];
+    const observer: PipelineObserver = {
+      intentAdopted: (records, paid) => void adoptions.push([records, paid]),
+    };
+    const { enrichment, source, sink, ledger } = pipeline({ quota: true, observer });
+    const [paidFor, unpaid] = records(0, 0, 2) as [InputRecord, InputRecord];
+    const contentOf = (id: string) => {
+      const organization = dataset.organizations[
+        Number(id.split('-')[2])
+      ] as (typeof dataset.organizations)[number];
+      return contentHash(toJsonRecord(partnerOf(organization, id, 'ERP', 1_700_000_000_000)));
+    };
+    // One dead member paid for P-0-0 and died before its bulk; another died before its consume.
+    await ledger.intend(
+      'paid-submission',
+      [{ taskId: 't-paid', hash: contentOf('P-0-0'), positions: [paidFor.position] }],
+      {
+        leaseMs: 1,
+        paid: true,
+        owner: 'dead-member',
+      },
+    );
+    await ledger.intend(
+      'unpaid-submission',
+      [{ taskId: 't-unpaid', hash: contentOf('P-0-1'), positions: [unpaid.position] }],
+      {
+        leaseMs: 1,
+        paid: false,
+        owner: 'other-dead-member',
+      },
+    );
+    await enrichment.start();
+    source.handler.assigned([ref(0)]);
+    const [tasksBefore, consumedBefore] = [tasksPaid(), quotaConsumed()];
+    expect(source.deliver([paidFor, unpaid])).toBe(2);
+    await eventually(() => sink.matches().length === 2, 20_000, 'both MatchResults');
+    await enrichment.stop(1_000);
+
+    expect(adoptions.toSorted()).toEqual([
+      [1, false],
+      [1, true],
+    ]);
+    expect(tasksPaid() - tasksBefore).toBe(2);
+    expect(quotaConsumed() - consumedBefore).toBe(1);
+  });
+
   /** The bulk an earlier version created for the partner: its task with the identifiers as they came. */
   async function earlierBulk(partner: PartnerRecord): Promise<string> {
     const task = toJsonRecord(partner);
