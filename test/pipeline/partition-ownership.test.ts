@@ -128,6 +128,10 @@ function records(partition: number, from: number, count: number): InputRecord[] 
   });
 }
 
+/** The content hash of the partner a record of records() carries: what its lookup pays for. */
+const contentOf = (record: InputRecord): string =>
+  contentHash(toJsonRecord(JSON.parse((record.value as Buffer).toString('utf8')) as PartnerRecord));
+
 const ref = (partition: number): PartitionRef => ({ topic: TOPIC, partition });
 
 describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
@@ -408,16 +412,10 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     };
     const { enrichment, source, sink, ledger } = pipeline({ quota: true, observer });
     const [paidFor, unpaid] = records(0, 0, 2) as [InputRecord, InputRecord];
-    const contentOf = (id: string) => {
-      const organization = dataset.organizations[
-        Number(id.split('-')[2])
-      ] as (typeof dataset.organizations)[number];
-      return contentHash(toJsonRecord(partnerOf(organization, id, 'ERP', 1_700_000_000_000)));
-    };
     // One dead member paid for P-0-0 and died before its bulk; another died before its consume.
     await ledger.intend(
       'paid-submission',
-      [{ taskId: 't-paid', hash: contentOf('P-0-0'), positions: [paidFor.position] }],
+      [{ taskId: 't-paid', hash: contentOf(paidFor), positions: [paidFor.position] }],
       {
         leaseMs: 1,
         paid: true,
@@ -426,7 +424,7 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     );
     await ledger.intend(
       'unpaid-submission',
-      [{ taskId: 't-unpaid', hash: contentOf('P-0-1'), positions: [unpaid.position] }],
+      [{ taskId: 't-unpaid', hash: contentOf(unpaid), positions: [unpaid.position] }],
       {
         leaseMs: 1,
         paid: false,
@@ -518,11 +516,9 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     // The first dead member read partner P-0-0, paid one unit for its content and died
     // before creating the bulk.
     const [adopted, fresh] = records(0, 0, 2) as [InputRecord, InputRecord];
-    const organization = dataset.organizations[0] as (typeof dataset.organizations)[number];
-    const content = contentHash(toJsonRecord(partnerOf(organization, 'P-0-0', 'ERP', 1_700_000_000_000)));
     await new BulkLedger(store).intend(
       'dead-submission',
-      [{ taskId: 't-dead', hash: content, positions: [adopted.position] }],
+      [{ taskId: 't-dead', hash: contentOf(adopted), positions: [adopted.position] }],
       { leaseMs: 1, paid: true, owner: 'dead-member' },
     );
 

@@ -329,8 +329,8 @@ function payment(
   const sample: PaidTwiceExample[] = [];
   const byCause: Record<PaidTwiceCause, number> = { retry: 0, ledgerNotConsulted: 0, kill: 0, rebalance: 0 };
   const paidTwice = new Set<string>();
-  /** Tasks paid again for a kill, by the bulk that first paid for their content. */
-  const repaidByFirstBulk = new Map<string, number>();
+  /** Tasks paid again for a kill, by the bulk that first paid for their content (and its creation). */
+  const repaidByFirstBulk = new Map<string, { createdAt: number; tasks: number }>();
   let tasks = 0;
   for (const bulk of bulks) {
     for (const task of bulk.tasks) {
@@ -356,8 +356,10 @@ function payment(
             ? 'ledgerNotConsulted'
             : 'kill';
       byCause[cause] += 1;
-      if (cause === 'kill')
-        repaidByFirstBulk.set(first.bulkId, (repaidByFirstBulk.get(first.bulkId) ?? 0) + 1);
+      if (cause === 'kill') {
+        const repaid = repaidByFirstBulk.get(first.bulkId) ?? { createdAt: first.createdAt, tasks: 0 };
+        repaidByFirstBulk.set(first.bulkId, { ...repaid, tasks: repaid.tasks + 1 });
+      }
       first.taskIds.add(task.taskId);
       if (sample.length < 20)
         sample.push({
@@ -377,13 +379,12 @@ function payment(
   const distinct = firstPaid.size;
   const deaths = input.disruptions.filter((d) => d.what.startsWith('replica-')).map((d) => d.at);
   const inWindow = (at: number) => deaths.some((death) => death >= at && death - at <= KILL_WINDOW_MS);
-  const windowBulks = new Set<string>();
+  let windowBulks = 0;
   let tasksAgain = 0;
   for (const [bulkId, repaid] of repaidByFirstBulk) {
-    const first = bulks.find((bulk) => bulk.id === bulkId);
-    if (!first || ledger.has(bulkId) || !inWindow(first.createdAt)) continue;
-    windowBulks.add(bulkId);
-    tasksAgain += repaid;
+    if (ledger.has(bulkId) || !inWindow(repaid.createdAt)) continue;
+    windowBulks += 1;
+    tasksAgain += repaid.tasks;
   }
   const windowConsumes = input.sandbox.consumes.filter((consume) => inWindow(consume.at));
   return {
@@ -397,7 +398,7 @@ function payment(
     paidTwice: { contents: paidTwice.size, tasks: tasks - distinct, byCause },
     paidTwiceSample: sample,
     killWindows: {
-      bulks: windowBulks.size,
+      bulks: windowBulks,
       tasksAgain,
       consumes: windowConsumes.length,
       units: windowConsumes.reduce((sum, consume) => sum + consume.amount, 0),
