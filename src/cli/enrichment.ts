@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
+import { adoptLedgerJournal, journaledLedgerStore, LedgerJournal } from '../bulk/ledger-journal.ts';
 import { BulkRunner } from '../bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
 import { isPemText, type Config } from '../config/index.ts';
@@ -386,11 +387,17 @@ export async function createFileEnrichment(config: Config, observer: PipelineObs
 
 const PRIVATE_STATE_PREFIX = 'partner-enrich-state-';
 
-/** `state.dir`, or a private temporary directory removed at the end (every start restores in full). */
+/**
+ * `state.dir`, or a private temporary directory removed at the end (every start restores in
+ * full). The private directories of processes killed on this machine are removed, their bulk
+ * ledger journals taken over for the same state topic: a supervisor's restart of a `run`
+ * without `state.dir` republishes them as one with it does.
+ */
 function stateDir(config: Config): { dir: string; remove: () => Promise<void> } {
   if (config.state.dir) return { dir: config.state.dir, remove: async () => {} };
-  reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX);
   const dir = mkdtempSync(join(tmpdir(), PRIVATE_STATE_PREFIX));
+  // The new directory is not taken for a dead one: it is young and has no LOCK yet.
+  reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX, (dead) => adoptLedgerJournal(dead, dir, config.topics.state));
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
@@ -454,7 +461,8 @@ export async function createKafkaEnrichment(
     () => rerunJobs.close(),
   );
   await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
-  const ledger = new BulkLedger(ledgerStore);
+  // In the state directory PartnerState has locked: one process's journal.
+  const ledger = new BulkLedger(journaledLedgerStore(ledgerStore, new LedgerJournal(dir, topics.state)));
   await orClose(() => ledger.load());
   // Co-partitioned: the storage topic has as many partitions as the input topic.
   const partitionCount = (await orClose(() => changelog.offsets())).size;

@@ -168,9 +168,14 @@ export function lockStateDir(dir: string): () => void {
 /**
  * Removes directories under `parent` named `prefix...` whose lock no process holds: the
  * private state directories of processes killed before they could remove their own. The
- * lock is taken for the removal, so no process starts in the directory meanwhile.
+ * lock is taken for the removal, so no process starts in the directory meanwhile;
+ * `beforeRemove` is given each directory under it.
  */
-export function reapStateDirs(parent: string, prefix: string): void {
+export function reapStateDirs(
+  parent: string,
+  prefix: string,
+  beforeRemove: (dir: string) => void = () => {},
+): void {
   for (const name of readdirSync(parent)) {
     if (!name.startsWith(prefix)) continue;
     const dir = join(parent, name);
@@ -186,6 +191,7 @@ export function reapStateDirs(parent: string, prefix: string): void {
       continue;
     }
     if (!lock) continue;
+    beforeRemove(dir);
     rmSync(dir, { recursive: true, force: true });
     lock.close();
   }

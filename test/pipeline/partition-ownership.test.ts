@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkLedger, memoryLedgerStore, type LedgerStore } from '../../src/bulk/bulk-ledger.ts';
 import { BulkRunner } from '../../src/bulk/bulk-runner.ts';
+import { journaledLedgerStore, LedgerJournal } from '../../src/bulk/ledger-journal.ts';
 import { refDataBulkApi } from '../../src/bulk/refdata-bulk-api.ts';
 import { createRefDataClient } from '../../src/cli/enrichment.ts';
 import { loadConfig } from '../../src/config/index.ts';
@@ -570,6 +571,44 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
 
     expect(tasksPaid() - tasksBefore).toBe(2);
     // P-0-0's task stands on the first dead member's unit; only the fresh record is paid.
+    expect(quotaConsumed() - consumedBefore).toBe(1);
+  });
+
+  it('regression: a bulk created just before kill -9, its record not yet in the state topic, was created and paid for again by the restart on the same disk; the restart resumes it (1 task, 1 unit)', async () => {
+    const stateTopic = memoryLedgerStore();
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-journal-'));
+    const onDisk = (store: LedgerStore) => journaledLedgerStore(store, new LedgerJournal(dir, 'state'));
+    // The process killed between the bulk's creation and its record in the state topic: from
+    // the record on, none of its writes lands (the process is not killed here, its writes are).
+    let killed = false;
+    const killable: LedgerStore = {
+      load: () => stateTopic.load(),
+      save: async (entries) => {
+        if (entries.some((entry) => entry.bulkId !== undefined)) killed = true;
+        return killed ? new Promise<void>(() => {}) : stateTopic.save(entries);
+      },
+      remove: async (keys) => (killed ? undefined : stateTopic.remove(keys)),
+    };
+    const [tasksBefore, consumedBefore] = [tasksPaid(), quotaConsumed()];
+    const input = records(0, 0, 1)[0] as InputRecord;
+    const first = pipeline({ ledgerStore: onDisk(killable), quota: true, submissionLeaseMs: 300 });
+    await first.ledger.load();
+    await first.enrichment.start();
+    first.source.handler.assigned([ref(0)]);
+    expect(first.source.deliver([input])).toBe(1);
+    await eventually(() => killed, 20_000, 'the bulk created');
+
+    // Restarted on the same state directory, it reads the record again.
+    const second = pipeline({ ledgerStore: onDisk(stateTopic), quota: true, submissionLeaseMs: 300 });
+    await second.ledger.load();
+    await second.enrichment.start();
+    second.source.handler.assigned([ref(0)]);
+    expect(second.source.deliver([input])).toBe(1);
+    await eventually(() => second.sink.matches().length === 1, 20_000, 'its MatchResult');
+    await second.enrichment.stop(1_000);
+    void first.enrichment.stop(0);
+
+    expect(tasksPaid() - tasksBefore).toBe(1);
     expect(quotaConsumed() - consumedBefore).toBe(1);
   });
 

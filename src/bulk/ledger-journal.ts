@@ -1,0 +1,164 @@
+// The ledger's decisive writes (a submission's quota consumed, its bulk created) kept on the
+// local disk until the state topic has them. The state topic takes some milliseconds to
+// acknowledge a write; a process killed after the service answered and before that left its
+// records under an intent, and whoever read them next paid for them again (the consume, or
+// the bulk's tasks). Written synchronously before the state topic is asked, the journal
+// narrows that to the answer's way back: a start on the same directory (a container
+// restarted in its pod keeps its volume) writes what the state topic lacks before it reads
+// a record.
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LedgerEntry, LedgerStore } from './bulk-ledger.ts';
+
+/** The journal's folder in a state directory. */
+export const JOURNAL_DIR = 'ledger-journal';
+
+const SUFFIX = '.json';
+
+interface JournalFile {
+  /** The state topic the entries belong to: a journal found elsewhere is only taken for its own. */
+  topic: string;
+  entries: LedgerEntry[];
+}
+
+const submissionOf = (entry: LedgerEntry): string =>
+  entry.submissionId ?? entry.key ?? (entry.bulkId as string);
+const keyOf = (entry: LedgerEntry): string => entry.key ?? (entry.bulkId as string);
+
+/** How far a submission has come: intent, paid intent, recorded bulk. It never goes back. */
+const stage = (entry: LedgerEntry): number => (entry.bulkId !== undefined ? 2 : entry.paid ? 1 : 0);
+
+/** Whether losing the write would make anyone pay again. */
+const isDecisive = (entries: LedgerEntry[]): boolean => entries.some((entry) => stage(entry) > 0);
+
+/** One file per submission in `<stateDir>/ledger-journal`, for the state topic `topic`. */
+export class LedgerJournal {
+  readonly #dir: string;
+  readonly #topic: string;
+  /** Journaled writes of each submission not yet ended: its file goes once none is left. */
+  readonly #writing = new Map<string, number>();
+
+  constructor(stateDir: string, topic: string) {
+    this.#dir = join(stateDir, JOURNAL_DIR);
+    this.#topic = topic;
+    mkdirSync(this.#dir, { recursive: true });
+  }
+
+  /**
+   * Keeps `entries` (of one submission) until the returned function is told the store has them;
+   * a write the store failed stays for the next start, unless a later one of the submission is
+   * kept. Written whole or not at all: a kill halfway leaves the file before it. A disk that
+   * refuses it leaves the write as it was without the journal (the state topic is what makes
+   * it durable; the partner state on the same disk fails the pipeline soon enough).
+   */
+  write(entries: LedgerEntry[]): (durable: boolean) => void {
+    const name = encodeURIComponent(submissionOf(entries[0] as LedgerEntry)) + SUFFIX;
+    const file = join(this.#dir, name);
+    const kept: JournalFile = { topic: this.#topic, entries };
+    try {
+      writeFileSync(`${file}.tmp`, JSON.stringify(kept));
+      renameSync(`${file}.tmp`, file);
+    } catch {
+      return () => {};
+    }
+    this.#writing.set(name, (this.#writing.get(name) ?? 0) + 1);
+    return (durable) => {
+      const left = (this.#writing.get(name) ?? 1) - 1;
+      if (left > 0) this.#writing.set(name, left);
+      else this.#writing.delete(name);
+      if (durable && left === 0) rmSync(file, { force: true });
+    };
+  }
+
+  /**
+   * What an earlier process on this directory journaled and may not have seen acknowledged,
+   * and the function that forgets it once the store has what it needed of it.
+   */
+  pending(): { entries: LedgerEntry[]; clear(): void } {
+    // A `.tmp` left by a kill halfway through a write is forgotten with the rest.
+    const names = readdirSync(this.#dir);
+    return {
+      entries: names
+        .filter((name) => name.endsWith(SUFFIX))
+        .flatMap((name) => readJournalFile(join(this.#dir, name), this.#topic) ?? []),
+      clear: () => {
+        for (const name of names) rmSync(join(this.#dir, name), { force: true });
+      },
+    };
+  }
+}
+
+/**
+ * Moves the journal of a state directory about to be removed (the private directory of a
+ * killed process) into `stateDir`'s, where it was kept for the state topic `topic`.
+ */
+export function adoptLedgerJournal(deadStateDir: string, stateDir: string, topic: string): void {
+  const from = join(deadStateDir, JOURNAL_DIR);
+  let names: string[];
+  try {
+    names = readdirSync(from).filter((name) => name.endsWith(SUFFIX));
+  } catch {
+    return;
+  }
+  const to = join(stateDir, JOURNAL_DIR);
+  for (const name of names) {
+    if (!readJournalFile(join(from, name), topic)) continue;
+    try {
+      mkdirSync(to, { recursive: true });
+      renameSync(join(from, name), join(to, name));
+    } catch {
+      // Taken by another start reaping the same directory.
+    }
+  }
+}
+
+/** The entries of a journal file kept for `topic`; undefined for another topic's or one unreadable. */
+function readJournalFile(file: string, topic: string): LedgerEntry[] | undefined {
+  try {
+    const kept = JSON.parse(readFileSync(file, 'utf8')) as JournalFile;
+    return kept.topic === topic && Array.isArray(kept.entries) ? kept.entries : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `store` with its decisive writes journaled first, and what the journal holds beyond the
+ * store written to it when it is loaded: before any record is read, so that a record of a
+ * submission the killed process had paid for or created finds it so.
+ */
+export function journaledLedgerStore(store: LedgerStore, journal: LedgerJournal): LedgerStore {
+  return {
+    async load() {
+      const loaded = await store.load();
+      const pending = journal.pending();
+      const byKey = new Map(loaded.map((entry) => [keyOf(entry), entry]));
+      // Only what the store has as a less advanced entry of the same key: a key it no longer
+      // has was released (its records committed) or withdrawn, and a submission is written by
+      // its submitter alone, which is dead. Another member that adopted the intent meanwhile
+      // made a newer submission of its own, which keeps its records.
+      const ahead = pending.entries.filter((entry) => {
+        const now = byKey.get(keyOf(entry));
+        return now !== undefined && stage(entry) > stage(now);
+      });
+      if (ahead.length > 0) await store.save(ahead);
+      pending.clear();
+      for (const entry of ahead) byKey.set(keyOf(entry), entry);
+      return [...byKey.values()];
+    },
+    async save(entries) {
+      if (!isDecisive(entries)) return store.save(entries);
+      const ended = journal.write(entries);
+      try {
+        await store.save(entries);
+        ended(true);
+      } catch (error) {
+        ended(false);
+        throw error;
+      }
+    },
+    remove: (keys) => store.remove(keys),
+    ...(store.follow ? { follow: store.follow.bind(store) } : {}),
+    ...(store.caughtUp ? { caughtUp: store.caughtUp.bind(store) } : {}),
+  };
+}
