@@ -122,12 +122,33 @@ function readJournalFile(file: string, topic: string): LedgerEntry[] | undefined
   }
 }
 
+/** What a start wrote from the journal: submissions paid for, bulks created, and their records. */
+export interface Republished {
+  paid: number;
+  bulks: number;
+  records: number;
+}
+
+function countsOf(entries: LedgerEntry[]): Republished {
+  const submissions = (atStage: number) =>
+    new Set(entries.filter((entry) => stage(entry) === atStage).map(submissionOf)).size;
+  const records = entries.reduce(
+    (sum, entry) => sum + entry.tasks.reduce((n, task) => n + task.positions.length, 0),
+    0,
+  );
+  return { paid: submissions(1), bulks: submissions(2), records };
+}
+
 /**
  * `store` with its decisive writes journaled first, and what the journal holds beyond the
  * store written to it when it is loaded: before any record is read, so that a record of a
  * submission the killed process had paid for or created finds it so.
  */
-export function journaledLedgerStore(store: LedgerStore, journal: LedgerJournal): LedgerStore {
+export function journaledLedgerStore(
+  store: LedgerStore,
+  journal: LedgerJournal,
+  republished: (counts: Republished) => void = () => {},
+): LedgerStore {
   return {
     async load() {
       const loaded = await store.load();
@@ -141,7 +162,10 @@ export function journaledLedgerStore(store: LedgerStore, journal: LedgerJournal)
         const now = byKey.get(keyOf(entry));
         return now !== undefined && stage(entry) > stage(now);
       });
-      if (ahead.length > 0) await store.save(ahead);
+      if (ahead.length > 0) {
+        await store.save(ahead);
+        republished(countsOf(ahead));
+      }
       pending.clear();
       for (const entry of ahead) byKey.set(keyOf(entry), entry);
       return [...byKey.values()];

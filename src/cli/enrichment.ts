@@ -462,7 +462,10 @@ export async function createKafkaEnrichment(
   );
   await orClose(() => Promise.all([sink.connect(), ledgerStore.connect()]));
   // In the state directory PartnerState has locked: one process's journal.
-  const ledger = new BulkLedger(journaledLedgerStore(ledgerStore, new LedgerJournal(dir, topics.state)));
+  const journal = new LedgerJournal(dir, topics.state);
+  const ledger = new BulkLedger(
+    journaledLedgerStore(ledgerStore, journal, (counts) => observer.ledgerJournalRepublished?.(counts)),
+  );
   await orClose(() => ledger.load());
   // Co-partitioned: the storage topic has as many partitions as the input topic.
   const partitionCount = (await orClose(() => changelog.offsets())).size;

@@ -53,6 +53,11 @@ export function logObserver(logger: Logger): PipelineObserver {
     committed: (positions) => logger.debug({ positions }, 'committed'),
     commitFailed: (reason) => logger.warn({ reason }, 'commit failed; tried again at the next interval'),
     intentAdopted: (records, paid) => adopted({ paid }, records),
+    ledgerJournalRepublished: (counts) =>
+      logger.warn(
+        counts,
+        'bulk ledger journal: what a killed process had paid for and the state topic lacked is written there (not paid again)',
+      ),
     bulkGone: (records) =>
       logger.warn(
         { records },

@@ -112,6 +112,11 @@ export interface PipelineObserver {
    * consuming quota again where the intent says it was consumed (`paid`), else consuming it.
    */
   intentAdopted?(records: number, paid: boolean): void;
+  /**
+   * At start, the bulk ledger journal held what a killed process on this disk had paid for
+   * (`paid` submissions) or created (`bulks`) and the state topic lacked: written there now.
+   */
+  ledgerJournalRepublished?(counts: { paid: number; bulks: number; records: number }): void;
   /** Records whose bulk the service no longer knows (it was restarted) are looked up anew. */
   bulkGone?(records: number): void;
   partitionsAssigned?(partitions: PartitionRef[]): void;
@@ -138,6 +143,7 @@ const OBSERVER_EVENTS = [
   'committed',
   'commitFailed',
   'intentAdopted',
+  'ledgerJournalRepublished',
   'bulkGone',
   'partitionsAssigned',
   'partitionsRevoked',

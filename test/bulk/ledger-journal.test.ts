@@ -12,6 +12,7 @@ import {
   JOURNAL_DIR,
   journaledLedgerStore,
   LedgerJournal,
+  type Republished,
 } from '../../src/bulk/ledger-journal.ts';
 
 const TOPIC = 'partner-enrich-state';
@@ -34,8 +35,12 @@ function killedAt(store: LedgerStore, after: 'paid' | 'bulk'): LedgerStore {
 }
 
 /** A process's ledger on `dir`, its state topic `store`; loaded, as at a start. */
-async function ledgerOn(dir: string, store: LedgerStore): Promise<BulkLedger> {
-  const ledger = new BulkLedger(journaledLedgerStore(store, new LedgerJournal(dir, TOPIC)));
+async function ledgerOn(
+  dir: string,
+  store: LedgerStore,
+  republished?: (counts: Republished) => void,
+): Promise<BulkLedger> {
+  const ledger = new BulkLedger(journaledLedgerStore(store, new LedgerJournal(dir, TOPIC), republished));
   await ledger.load();
   return ledger;
 }
@@ -59,9 +64,11 @@ describe('the bulk ledger journal', () => {
     void killed.record('s1', 'bulk-1', [task('a', 1)]);
     expect((await topic.load()).map((e) => e.bulkId)).toEqual([undefined]);
 
-    const restarted = await ledgerOn(dir, topic);
+    const counts: Republished[] = [];
+    const restarted = await ledgerOn(dir, topic, (c) => counts.push(c));
     expect(restarted.find(at(1))).toMatchObject({ submissionId: 's1', bulkId: 'bulk-1' });
     expect((await topic.load()).map((e) => e.bulkId)).toEqual(['bulk-1']);
+    expect(counts).toEqual([{ paid: 0, bulks: 1, records: 1 }]);
     expect(journalFiles(dir)).toEqual([]);
   });
 
@@ -72,8 +79,10 @@ describe('the bulk ledger journal', () => {
     await killed.intend('s1', [task('a', 1)], { ...lease, paid: false });
     void killed.intend('s1', [task('a', 1)], { ...lease, paid: true });
 
-    const restarted = await ledgerOn(dir, topic);
+    const counts: Republished[] = [];
+    const restarted = await ledgerOn(dir, topic, (c) => counts.push(c));
     expect(restarted.find(at(1))).toMatchObject({ submissionId: 's1', paid: true });
+    expect(counts).toEqual([{ paid: 1, bulks: 0, records: 1 }]);
     expect((await topic.load()).map((e) => e.paid)).toEqual([true]);
   });
 

@@ -63,4 +63,18 @@ describe('logObserver', () => {
       }),
     ]);
   });
+
+  it('warns once at start of what the bulk ledger journal wrote to the state topic for a killed process', () => {
+    const { lines, observer } = capture();
+    observer.ledgerJournalRepublished?.({ paid: 1, bulks: 2, records: 600 });
+    expect(lines()).toEqual([
+      expect.objectContaining({
+        level: 40,
+        paid: 1,
+        bulks: 2,
+        records: 600,
+        msg: expect.stringContaining('bulk ledger journal'),
+      }),
+    ]);
+  });
 });
