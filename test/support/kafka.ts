@@ -54,27 +54,40 @@ export async function eventually(
 }
 
 /**
- * Sets a topic's max.message.bytes; resolves once the broker answers describeConfigs with it
- * (a moment after alterConfigs returns: a client reading it before gets the old one).
+ * Sets one of a topic's configs, keeping its other overrides (alterConfigs replaces them all:
+ * a compacted topic lost its cleanup.policy); resolves once the broker answers describeConfigs
+ * with it (a moment after alterConfigs returns: a client reading it before gets the old one).
  */
-export async function setTopicLimit(kafka: Kafka, topic: string, bytes: number): Promise<void> {
+export async function setTopicConfig(
+  kafka: Kafka,
+  topic: string,
+  name: string,
+  value: string,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
+  const current = async (names?: string[]) =>
+    (
+      await admin.describeConfigs({
+        includeSynonyms: false,
+        resources: [{ type: 2, name: topic, ...(names ? { configNames: names } : {}) }],
+      })
+    ).resources[0]?.configEntries ?? [];
   try {
-    const entry = { name: 'max.message.bytes', value: String(bytes) };
+    const kept = (await current())
+      .filter((e) => e.configSource === 1 && e.configName !== name)
+      .map((e) => ({ name: e.configName, value: e.configValue }));
     await admin.alterConfigs({
       validateOnly: false,
-      resources: [{ type: 2, name: topic, configEntries: [entry] }],
+      resources: [{ type: 2, name: topic, configEntries: [...kept, { name, value }] }],
     });
-    for (let limit = ''; limit !== entry.value;) {
-      const { resources } = await admin.describeConfigs({
-        includeSynonyms: false,
-        resources: [{ type: 2, name: topic, configNames: [entry.name] }],
-      });
-      limit = resources[0]?.configEntries[0]?.configValue ?? '';
-      if (limit !== entry.value) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    while ((await current([name]))[0]?.configValue !== value)
+      await new Promise((resolve) => setTimeout(resolve, 50));
   } finally {
     await admin.disconnect();
   }
 }
+
+/** Sets a topic's max.message.bytes (setTopicConfig). */
+export const setTopicLimit = (kafka: Kafka, topic: string, bytes: number): Promise<void> =>
+  setTopicConfig(kafka, topic, 'max.message.bytes', String(bytes));

@@ -1,0 +1,93 @@
+// `partner-enrich run` killed with SIGKILL after the service answered (a bulk created, a
+// quota consume) and before the state topic acknowledged the ledger's record of it, then
+// started again on the same state.dir, as a container restarted in its pod.
+//
+// What holds the record back is the broker, not a hook: the sandbox is frozen while the
+// request waits in it, the state topic is then set to need two in-sync replicas of a broker
+// that has one (every acks=all write is refused as NOT_ENOUGH_REPLICAS and retried), and the
+// service is let go. The setting is put back before the restart.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Kafka } from 'kafkajs';
+import { describe, expect, it } from 'vitest';
+import { cliEnv } from '../support/cli.ts';
+import { kafkaClient, setTopicConfig } from '../support/kafka.ts';
+import {
+  eachRecordOnce,
+  killHard,
+  outputsOnceDrained,
+  sandboxWithPartners,
+  startCollected,
+  topicsWithPartners,
+  waitFor,
+} from '../support/run-process.ts';
+import { schemaRegistry } from '../support/schema-registry.ts';
+
+const PARTNERS = 40;
+
+describe('the bulk ledger journal: kill -9 between the service answer and its record', () => {
+  const kafka: Kafka = kafkaClient();
+  const registry = schemaRegistry();
+  const scene = sandboxWithPartners(PARTNERS, 31);
+
+  it.each([
+    ['a bulk created: its tasks were looked up again', 'createBulkLookup', false],
+    ['a quota consume answered: its units were consumed again', 'consumeQuota', true],
+  ] as const)(
+    'regression: after %s by the restart on the same state.dir',
+    async (_what, operation, quota) => {
+      scene.sandbox.state.faults.reset();
+      const run = await topicsWithPartners(kafka, registry, 'ledger-journal', scene.partners);
+      scene.cleanups.push(run.cleanup);
+      const stateDir = mkdtempSync(join(tmpdir(), 'ledger-journal-'));
+      const start = () => {
+        const running = startCollected(['run'], {
+          ...cliEnv(scene.sandbox.url, run.topics, run.groupId),
+          PARTNER_ENRICH_STATE__DIR: stateDir,
+          PARTNER_ENRICH_QUOTA__ENABLED: String(quota),
+          // Every record in one bulk: all of them are in the window.
+          PARTNER_ENRICH_BATCHING__LINGER_MS: '1000',
+          PARTNER_ENRICH_OBSERVABILITY__LOG_LEVEL: 'info',
+        });
+        scene.children.push(running);
+        return running;
+      };
+      const stats = () => scene.sandbox.state.stats.snapshot();
+      const before = stats();
+
+      scene.sandbox.state.faults.update({ frozen: true });
+      const first = start();
+      await waitFor(
+        async () =>
+          (stats().requestsByOperation[operation] ?? 0) > (before.requestsByOperation[operation] ?? 0),
+        60_000,
+        () => `the ${operation} request waiting in the sandbox:\n${first.logs().slice(-3000)}`,
+      );
+      await setTopicConfig(kafka, run.topics.state, 'min.insync.replicas', '2');
+      scene.sandbox.state.faults.update({ frozen: false });
+      const answered = () =>
+        quota ? stats().quotaConsumed - before.quotaConsumed : stats().bulkTasks - before.bulkTasks;
+      await waitFor(
+        async () => answered() === PARTNERS,
+        30_000,
+        () => `the ${operation} answered`,
+      );
+      // The record is refused and retried meanwhile; the kill lands before it could land.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await killHard(first);
+      await setTopicConfig(kafka, run.topics.state, 'min.insync.replicas', '1');
+
+      const second = start();
+      const counts = await outputsOnceDrained(kafka, registry, run, PARTNERS, second.logs);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+
+      expect(counts).toEqual(eachRecordOnce(PARTNERS));
+      expect(stats().bulkTasks - before.bulkTasks).toBe(PARTNERS);
+      if (quota) expect(stats().quotaConsumed - before.quotaConsumed).toBe(PARTNERS);
+      expect(second.logs()).toContain('bulk ledger journal');
+    },
+    240_000,
+  );
+});
