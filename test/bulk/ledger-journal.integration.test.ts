@@ -69,7 +69,7 @@ describe('the bulk ledger journal: kill -9 between the service answer and its re
       const answered = () =>
         quota ? stats().quotaConsumed - before.quotaConsumed : stats().bulkTasks - before.bulkTasks;
       await waitFor(
-        async () => answered() === PARTNERS,
+        async () => answered() > 0,
         30_000,
         () => `the ${operation} answered`,
       );
