@@ -68,6 +68,10 @@ const OWNER_CHECK_MS = 2_000;
 const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
 const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
 
+/** How far a submission has come: intent (0), paid intent (1), recorded bulk (2). It never goes back. */
+export const ledgerStage = (entry: LedgerEntry): number =>
+  entry.bulkId !== undefined ? 2 : entry.paid ? 1 : 0;
+
 /** The submission that holds a record: the entry (indexed entries are never changed) and the record's task in it. */
 interface Claim {
   entry: LedgerEntry;
@@ -317,9 +321,10 @@ export class BulkLedger {
     // An entry saved again may hold fewer records (a bulk cut to the quota granted): the ones
     // it no longer holds are free to go into another submission.
     const previous = this.#entries.get(key);
-    // A submission goes from intent to recorded bulk, never back: an intent arriving after
-    // the record (the follower reading the state topic again from its start) is stale.
-    if (previous?.bulkId !== undefined && entry.bulkId === undefined) return;
+    // A submission goes from intent to paid intent to recorded bulk, never back: an entry
+    // arriving after a later one (the follower reading the state topic again from its start,
+    // where the ledger journal's republished entry is this process's own) is stale.
+    if (previous && ledgerStage(entry) < ledgerStage(previous)) return;
     this.#entries.set(key, entry);
     const keys = this.#bySubmission.get(submissionId) ?? new Set<string>();
     keys.add(key);

@@ -8,7 +8,7 @@
 // a record.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { LedgerEntry, LedgerStore } from './bulk-ledger.ts';
+import { ledgerStage as stage, type LedgerEntry, type LedgerStore } from './bulk-ledger.ts';
 
 /** The journal's folder in a state directory. */
 export const JOURNAL_DIR = 'ledger-journal';
@@ -24,9 +24,6 @@ interface JournalFile {
 const submissionOf = (entry: LedgerEntry): string =>
   entry.submissionId ?? entry.key ?? (entry.bulkId as string);
 const keyOf = (entry: LedgerEntry): string => entry.key ?? (entry.bulkId as string);
-
-/** How far a submission has come: intent, paid intent, recorded bulk. It never goes back. */
-const stage = (entry: LedgerEntry): number => (entry.bulkId !== undefined ? 2 : entry.paid ? 1 : 0);
 
 /** Whether losing the write would make anyone pay again. */
 const isDecisive = (entries: LedgerEntry[]): boolean => entries.some((entry) => stage(entry) > 0);

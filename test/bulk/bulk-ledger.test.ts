@@ -26,6 +26,22 @@ describe('BulkLedger', () => {
     expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', paid: true });
   });
 
+  it("regression: a submission's unpaid intent read after its paid one (the follower reading the state topic from its start, after a restart republished the paid intent from its journal) took the records back to unpaid, and their units were consumed again", async () => {
+    const unpaid = {
+      key: 's1/partners:0',
+      submissionId: 's1',
+      leaseUntil: 1,
+      createdAt: 1,
+      tasks: [task('a', 0, 1)],
+    };
+    const ledger = new BulkLedger({
+      ...memoryLedgerStore(),
+      load: async () => [{ ...unpaid, paid: true, createdAt: 2 }, unpaid],
+    });
+    await ledger.load();
+    expect(ledger.find(at(0, 1))).toMatchObject({ submissionId: 's1', paid: true });
+  });
+
   it('releases an entry once its partition is committed past all of its records', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.record('s1', 'bulk-1', [task('a', 0, 1), task('b', 1, 5)]);
