@@ -8,7 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
-import { adoptLedgerJournal, journaledLedgerStore, LedgerJournal } from '../bulk/ledger-journal.ts';
+import {
+  adoptLedgerJournal,
+  JOURNAL_DIR,
+  journaledLedgerStore,
+  LedgerJournal,
+} from '../bulk/ledger-journal.ts';
 import { BulkRunner } from '../bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
 import { isPemText, type Config } from '../config/index.ts';
@@ -47,7 +52,7 @@ import { RefDataClient, retryChannel } from '../refdata/index.ts';
 import { isPartnerEnrichError } from '../errors.ts';
 import { avroPartnerDecoder, jsonPartnerDecoder, type PartnerDecoder } from '../serde/partner-decoders.ts';
 import { PartnerState } from '../state/partner-state.ts';
-import { reapStateDirs } from '../state/state-dir-lock.ts';
+import { reapStateDirs, removePrivateStateDir } from '../state/state-dir-lock.ts';
 
 /**
  * The client of the reference data service. Its HTTP retries follow `retry.*`, the same policy
@@ -398,7 +403,9 @@ function stateDir(config: Config): { dir: string; remove: () => Promise<void> } 
   const dir = mkdtempSync(join(tmpdir(), PRIVATE_STATE_PREFIX));
   // The new directory is not taken for a dead one: it is young and has no LOCK yet.
   reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX, (dead) => adoptLedgerJournal(dead, dir, config.topics.state));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+  // A journal still holding writes at exit (the state topic refused them until a fatal
+  // error) stays for the next start on this machine.
+  return { dir, remove: async () => removePrivateStateDir(dir, JOURNAL_DIR) };
 }
 
 /** Kafka at both ends, Avro through the schema registry, state in the internal topic. */

@@ -166,6 +166,28 @@ export function lockStateDir(dir: string): () => void {
 }
 
 /**
+ * Removes a private state directory at exit, except what it holds in `keep` (a folder in it)
+ * when that is not empty: the directory is then left for the next start's reapStateDirs,
+ * with LOCK naming this process, so that it is taken at once (a directory without LOCK is
+ * left alone for a minute: it may be one another process is about to lock).
+ */
+export function removePrivateStateDir(dir: string, keep: string): void {
+  let kept: string[];
+  try {
+    kept = readdirSync(join(dir, keep));
+  } catch {
+    kept = [];
+  }
+  if (kept.length === 0) {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+  for (const name of readdirSync(dir))
+    if (name !== keep) rmSync(join(dir, name), { recursive: true, force: true });
+  writeFileSync(join(dir, PID_FILE), String(process.pid));
+}
+
+/**
  * Removes directories under `parent` named `prefix...` whose lock no process holds: the
  * private state directories of processes killed before they could remove their own. The
  * lock is taken for the removal, so no process starts in the directory meanwhile;

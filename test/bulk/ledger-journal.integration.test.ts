@@ -1,6 +1,7 @@
-// `partner-enrich run` killed with SIGKILL after the service answered (a bulk created, a
-// quota consume) and before the state topic acknowledged the ledger's record of it, then
-// started again on the same state.dir, as a container restarted in its pod.
+// `partner-enrich run` stopped after the service answered (a bulk created, a quota consume) and
+// before the state topic acknowledged the ledger's record of it: killed with SIGKILL, or ended
+// by the refused write itself. Then started again on the same state.dir, as a container
+// restarted in its pod, or without one on the same machine.
 //
 // What holds the record back is the broker, not a hook: the sandbox is frozen while the
 // request waits in it (the submission's intent already in the state topic), the state topic
@@ -33,11 +34,21 @@ describe('the bulk ledger journal: kill -9 between the service answer and its re
   const scene = sandboxWithPartners(PARTNERS, 31);
 
   it.each([
-    ['a bulk created: its tasks were looked up again', 'createBulkLookup', false],
-    ['a quota consume answered: its units were consumed again', 'consumeQuota', true],
+    ['a bulk created: its tasks were looked up again', 'on the same state.dir', 'createBulkLookup', true],
+    [
+      'a quota consume answered: its units were consumed again',
+      'on the same state.dir',
+      'consumeQuota',
+      true,
+    ],
+    // Without state.dir: the process ends by itself on the refused write (STATE_WRITE_FAILED,
+    // exit 1), and its private directory, which it removed at exit, journal and all, is now
+    // left to the restart on the same machine.
+    ['a quota consume answered: its units were consumed again', 'without state.dir', 'consumeQuota', false],
   ] as const)(
-    'regression: after %s by the restart on the same state.dir',
-    async (_what, operation, quota) => {
+    'regression: after %s by the restart %s',
+    async (_what, _where, operation, onStateDir) => {
+      const quota = operation === 'consumeQuota';
       scene.sandbox.state.faults.reset();
       const run = await topicsWithPartners(kafka, registry, 'ledger-journal', scene.partners);
       scene.cleanups.push(run.cleanup);
@@ -45,7 +56,7 @@ describe('the bulk ledger journal: kill -9 between the service answer and its re
       const start = () => {
         const running = startCollected(['run'], {
           ...cliEnv(scene.sandbox.url, run.topics, run.groupId),
-          PARTNER_ENRICH_STATE__DIR: stateDir,
+          ...(onStateDir ? { PARTNER_ENRICH_STATE__DIR: stateDir } : {}),
           PARTNER_ENRICH_QUOTA__ENABLED: String(quota),
           // Every record in one bulk: all of them are in the window.
           PARTNER_ENRICH_BATCHING__LINGER_MS: '1000',
@@ -76,9 +87,15 @@ describe('the bulk ledger journal: kill -9 between the service answer and its re
         30_000,
         () => `the ${operation} answered`,
       );
-      // The record is refused meanwhile (and tried again, or the process gives up).
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      await killHard(first);
+      if (quota) {
+        // The paid intent refused for good: the process ends by itself.
+        expect(await first.exited).toBe(1);
+        expect(first.logs()).toContain('STATE_WRITE_FAILED');
+      } else {
+        // The bulk's record is refused and tried again: the kill lands meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await killHard(first);
+      }
       await setTopicConfig(
         kafka,
         run.topics.state,

@@ -1,10 +1,18 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lockStateDir, reapStateDirs } from '../../src/state/state-dir-lock.ts';
+import { lockStateDir, reapStateDirs, removePrivateStateDir } from '../../src/state/state-dir-lock.ts';
 import { commandPidHere, inPidNamespace } from '../support/pid-namespace.ts';
 
 const lockModule = new URL('../../src/state/state-dir-lock.ts', import.meta.url).pathname;
@@ -111,6 +119,30 @@ describe('the state directory lock', () => {
       true,
     ]);
     unlock();
+  });
+
+  it("removes a private directory at exit but for a folder still holding something, which the next start's reaper gets at once", () => {
+    const parent = mkdtempSync(join(tmpdir(), 'reap-test-'));
+    const [empty, holding] = ['empty', 'holding'].map((name) => join(parent, `p-${name}`)) as [
+      string,
+      string,
+    ];
+    for (const dir of [empty, holding]) {
+      mkdirSync(join(dir, 'journal'), { recursive: true });
+      const unlock = lockStateDir(dir);
+      writeFileSync(join(dir, 'partners-0.sqlite'), 'state');
+      unlock();
+    }
+    writeFileSync(join(holding, 'journal', 'write.json'), '{}');
+    removePrivateStateDir(empty, 'journal');
+    removePrivateStateDir(holding, 'journal');
+    expect(existsSync(empty)).toBe(false);
+    expect(readdirSync(holding).toSorted()).toEqual(['LOCK', 'journal']);
+
+    const taken: string[] = [];
+    reapStateDirs(parent, 'p-', (dir) => taken.push(readdirSync(join(dir, 'journal')).join()));
+    expect(taken).toEqual(['write.json']);
+    expect(existsSync(holding)).toBe(false);
   });
 
   it("regression: a second process in another pid namespace took a state directory in use (both pid 1, it read the holder's LOCK for its own: two containers on one volume); now STATE_DIR_LOCKED", async () => {
