@@ -65,8 +65,10 @@ export interface LedgerStore {
 
 const OWNER_CHECK_MS = 2_000;
 
-const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
-const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
+/** The submission an entry belongs to (the bulk id in entries of earlier versions). */
+export const submissionOf = (entry: LedgerEntry): string => entry.submissionId ?? (entry.bulkId as string);
+/** The entry's key in the store. */
+export const entryKey = (entry: LedgerEntry): string => entry.key ?? submissionOf(entry);
 
 /** How far a submission has come: intent (0), paid intent (1), recorded bulk (2). It never goes back. */
 export const ledgerStage = (entry: LedgerEntry): number =>

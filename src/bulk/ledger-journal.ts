@@ -8,7 +8,13 @@
 // a record.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ledgerStage as stage, type LedgerEntry, type LedgerStore } from './bulk-ledger.ts';
+import {
+  entryKey,
+  ledgerStage as stage,
+  submissionOf,
+  type LedgerEntry,
+  type LedgerStore,
+} from './bulk-ledger.ts';
 
 /** The journal's folder in a state directory. */
 export const JOURNAL_DIR = 'ledger-journal';
@@ -20,10 +26,6 @@ interface JournalFile {
   topic: string;
   entries: LedgerEntry[];
 }
-
-const submissionOf = (entry: LedgerEntry): string =>
-  entry.submissionId ?? entry.key ?? (entry.bulkId as string);
-const keyOf = (entry: LedgerEntry): string => entry.key ?? (entry.bulkId as string);
 
 /** Whether losing the write would make anyone pay again. */
 const isDecisive = (entries: LedgerEntry[]): boolean => entries.some((entry) => stage(entry) > 0);
@@ -150,13 +152,13 @@ export function journaledLedgerStore(
     async load() {
       const loaded = await store.load();
       const pending = journal.pending();
-      const byKey = new Map(loaded.map((entry) => [keyOf(entry), entry]));
+      const byKey = new Map(loaded.map((entry) => [entryKey(entry), entry]));
       // Only what the store has as a less advanced entry of the same key: a key it no longer
       // has was released (its records committed) or withdrawn, and a submission is written by
       // its submitter alone, which is dead. Another member that adopted the intent meanwhile
       // made a newer submission of its own, which keeps its records.
       const ahead = pending.entries.filter((entry) => {
-        const now = byKey.get(keyOf(entry));
+        const now = byKey.get(entryKey(entry));
         return now !== undefined && stage(entry) > stage(now);
       });
       if (ahead.length > 0) {
@@ -164,7 +166,7 @@ export function journaledLedgerStore(
         republished(countsOf(ahead));
       }
       pending.clear();
-      for (const entry of ahead) byKey.set(keyOf(entry), entry);
+      for (const entry of ahead) byKey.set(entryKey(entry), entry);
       return [...byKey.values()];
     },
     async save(entries) {
