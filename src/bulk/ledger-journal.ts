@@ -79,7 +79,10 @@ export class LedgerJournal {
     return {
       entries: names
         .filter((name) => name.endsWith(SUFFIX))
-        .flatMap((name) => readJournalFile(join(this.#dir, name), this.#topic) ?? []),
+        .flatMap((name) => {
+          const kept = readJournalFile(join(this.#dir, name));
+          return kept?.topic === this.#topic ? kept.entries : [];
+        }),
       clear: () => {
         for (const name of names) rmSync(join(this.#dir, name), { force: true });
       },
@@ -89,33 +92,40 @@ export class LedgerJournal {
 
 /**
  * Moves the journal of a state directory about to be removed (the private directory of a
- * killed process) into `stateDir`'s, where it was kept for the state topic `topic`.
+ * killed process) into `stateDir`'s, where it was kept for the state topic `topic`. What
+ * cannot be read (a `.tmp` left by a kill halfway through a write) goes; what was kept for
+ * another state topic stays, for a start of that topic's pipeline.
  */
 export function adoptLedgerJournal(deadStateDir: string, stateDir: string, topic: string): void {
   const from = join(deadStateDir, JOURNAL_DIR);
   let names: string[];
   try {
-    names = readdirSync(from).filter((name) => name.endsWith(SUFFIX));
+    names = readdirSync(from);
   } catch {
     return;
   }
   const to = join(stateDir, JOURNAL_DIR);
   for (const name of names) {
-    if (!readJournalFile(join(from, name), topic)) continue;
+    const file = join(from, name);
+    const kept = name.endsWith(SUFFIX) ? readJournalFile(file) : undefined;
+    if (kept?.topic !== topic) {
+      if (!kept) rmSync(file, { force: true });
+      continue;
+    }
     try {
       mkdirSync(to, { recursive: true });
-      renameSync(join(from, name), join(to, name));
+      renameSync(file, join(to, name));
     } catch {
       // Taken by another start reaping the same directory.
     }
   }
 }
 
-/** The entries of a journal file kept for `topic`; undefined for another topic's or one unreadable. */
-function readJournalFile(file: string, topic: string): LedgerEntry[] | undefined {
+/** A journal file's content; undefined for one unreadable. */
+function readJournalFile(file: string): JournalFile | undefined {
   try {
     const kept = JSON.parse(readFileSync(file, 'utf8')) as JournalFile;
-    return kept.topic === topic && Array.isArray(kept.entries) ? kept.entries : undefined;
+    return typeof kept.topic === 'string' && Array.isArray(kept.entries) ? kept : undefined;
   } catch {
     return undefined;
   }

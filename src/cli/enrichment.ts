@@ -396,14 +396,17 @@ const PRIVATE_STATE_PREFIX = 'partner-enrich-state-';
  * `state.dir`, or a private temporary directory removed at the end (every start restores in
  * full), but for a bulk ledger journal still holding writes. The private directories of
  * processes that ended on this machine are removed, their journals taken over for the same
- * state topic: a supervisor's restart of a `run` without `state.dir` republishes them as one
- * with it does.
+ * state topic (another topic's stay, for its own pipeline's start): a supervisor's restart of
+ * a `run` without `state.dir` republishes them as one with it does.
  */
 function stateDir(config: Config): { dir: string; remove: () => Promise<void> } {
   if (config.state.dir) return { dir: config.state.dir, remove: async () => {} };
   const dir = mkdtempSync(join(tmpdir(), PRIVATE_STATE_PREFIX));
   // The new directory is not taken for a dead one: it is young and has no LOCK yet.
-  reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX, (dead) => adoptLedgerJournal(dead, dir, config.topics.state));
+  reapStateDirs(tmpdir(), PRIVATE_STATE_PREFIX, {
+    keep: JOURNAL_DIR,
+    beforeRemove: (dead) => adoptLedgerJournal(dead, dir, config.topics.state),
+  });
   // A journal still holding writes at exit (the state topic refused them until a fatal error).
   return { dir, remove: async () => removePrivateStateDir(dir, JOURNAL_DIR) };
 }

@@ -165,6 +165,21 @@ export function lockStateDir(dir: string): () => void {
   };
 }
 
+/** Whether `dir`'s folder `keep` holds anything. */
+function holds(dir: string, keep: string): boolean {
+  try {
+    return readdirSync(join(dir, keep)).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes all of `dir` but the names in `kept`. */
+function removeAllBut(dir: string, kept: string[]): void {
+  for (const name of readdirSync(dir))
+    if (!kept.includes(name)) rmSync(join(dir, name), { recursive: true, force: true });
+}
+
 /**
  * Removes a private state directory at exit, except what it holds in `keep` (a folder in it)
  * when that is not empty: the directory is then left for the next start's reapStateDirs,
@@ -172,18 +187,11 @@ export function lockStateDir(dir: string): () => void {
  * left alone for a minute: it may be one another process is about to lock).
  */
 export function removePrivateStateDir(dir: string, keep: string): void {
-  let kept: string[];
-  try {
-    kept = readdirSync(join(dir, keep));
-  } catch {
-    kept = [];
-  }
-  if (kept.length === 0) {
+  if (!holds(dir, keep)) {
     rmSync(dir, { recursive: true, force: true });
     return;
   }
-  for (const name of readdirSync(dir))
-    if (name !== keep) rmSync(join(dir, name), { recursive: true, force: true });
+  removeAllBut(dir, [keep]);
   writeFileSync(join(dir, PID_FILE), String(process.pid));
 }
 
@@ -191,12 +199,13 @@ export function removePrivateStateDir(dir: string, keep: string): void {
  * Removes directories under `parent` named `prefix...` whose lock no process holds: the
  * private state directories of processes killed before they could remove their own. The
  * lock is taken for the removal, so no process starts in the directory meanwhile;
- * `beforeRemove` is given each directory under it.
+ * `beforeRemove` is given each directory under it. Its folder `keep`, when `beforeRemove`
+ * left something in it (kept for another process to take), stays with the lock files.
  */
 export function reapStateDirs(
   parent: string,
   prefix: string,
-  beforeRemove: (dir: string) => void = () => {},
+  { keep, beforeRemove = () => {} }: { keep?: string; beforeRemove?: (dir: string) => void } = {},
 ): void {
   for (const name of readdirSync(parent)) {
     if (!name.startsWith(prefix)) continue;
@@ -214,7 +223,9 @@ export function reapStateDirs(
     }
     if (!lock) continue;
     beforeRemove(dir);
-    rmSync(dir, { recursive: true, force: true });
+    // LOCK keeps the dead holder's pid: the directory is taken at once by the next reaper.
+    if (keep && holds(dir, keep)) removeAllBut(dir, [keep, PID_FILE, LOCK_DATABASE]);
+    else rmSync(dir, { recursive: true, force: true });
     lock.close();
   }
 }

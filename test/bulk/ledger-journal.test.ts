@@ -153,7 +153,7 @@ describe('the bulk ledger journal', () => {
     expect((await ledgerOn(dir, topic)).find(at(1))?.bulkId).toBe('bulk-1');
   });
 
-  it("takes over a dead private directory's journal kept for the same state topic, not another's", () => {
+  it("takes over a dead private directory's journal kept for the same state topic, leaves another's", () => {
     const dead = stateDir();
     const alive = stateDir();
     mkdirSync(join(dead, JOURNAL_DIR));
@@ -162,8 +162,12 @@ describe('the bulk ledger journal', () => {
     writeFileSync(join(dead, JOURNAL_DIR, 's2.json'), JSON.stringify({ topic: 'other-state', entries }));
     writeFileSync(join(dead, JOURNAL_DIR, 's3.json'), '{"topic": "partner-enrich-st');
 
+    writeFileSync(join(dead, JOURNAL_DIR, 's4.json.tmp'), '{"topic": "partner-enrich-st');
+
     adoptLedgerJournal(dead, alive, TOPIC);
     expect(journalFiles(alive)).toEqual(['s1.json']);
     expect(new LedgerJournal(alive, TOPIC).pending().entries).toEqual(entries);
+    // Another topic's stays for its own pipeline; what cannot be read goes.
+    expect(journalFiles(dead)).toEqual(['s2.json']);
   });
 });

@@ -140,9 +140,40 @@ describe('the state directory lock', () => {
     expect(readdirSync(holding).toSorted()).toEqual(['LOCK', 'journal']);
 
     const taken: string[] = [];
-    reapStateDirs(parent, 'p-', (dir) => taken.push(readdirSync(join(dir, 'journal')).join()));
+    reapStateDirs(parent, 'p-', {
+      keep: 'journal',
+      beforeRemove: (dir) => {
+        taken.push(readdirSync(join(dir, 'journal')).join());
+        rmSync(join(dir, 'journal', 'write.json'));
+      },
+    });
     expect(taken).toEqual(['write.json']);
     expect(existsSync(holding)).toBe(false);
+  });
+
+  it("regression: a start reaping a dead private directory removed what its folder kept for another process (the journal of another state topic's pipeline, whose restart then paid again); now kept, and taken by the next reaper", () => {
+    const parent = mkdtempSync(join(tmpdir(), 'reap-test-'));
+    const dead = join(parent, 'p-dead');
+    mkdirSync(join(dead, 'journal'), { recursive: true });
+    writeFileSync(join(dead, 'partners-0.sqlite'), 'state');
+    writeFileSync(join(dead, 'journal', 'other-topic.json'), '{}');
+    writeFileSync(join(dead, 'LOCK'), String(deadPid()));
+
+    // A start for another topic takes nothing.
+    reapStateDirs(parent, 'p-', { keep: 'journal' });
+    expect(readdirSync(dead).toSorted()).toEqual(['LOCK', 'LOCK.db', 'journal']);
+    expect(readdirSync(join(dead, 'journal'))).toEqual(['other-topic.json']);
+
+    const taken: string[] = [];
+    reapStateDirs(parent, 'p-', {
+      keep: 'journal',
+      beforeRemove: (dir) => {
+        taken.push(...readdirSync(join(dir, 'journal')));
+        rmSync(join(dir, 'journal', 'other-topic.json'));
+      },
+    });
+    expect(taken).toEqual(['other-topic.json']);
+    expect(existsSync(dead)).toBe(false);
   });
 
   it("regression: a second process in another pid namespace took a state directory in use (both pid 1, it read the holder's LOCK for its own: two containers on one volume); now STATE_DIR_LOCKED", async () => {
