@@ -3,7 +3,7 @@
 // Kubernetes restarts a container. Every start, signal and exit is logged with its time so the
 // reconciliation can tell a kill from a rebalance.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, type RunDir } from '../../../deploy/local/processes.ts';
 import { CLI, NODE } from './run-dir.ts';
@@ -177,10 +177,15 @@ export class ReplicaSet {
 
   #spawn(replica: Replica): void {
     const log = openSync(join(this.#options.runDir.path, `${replica.name}.log`), 'a');
+    // The replicas' private state directories (and the ledger journals a killed one leaves) in
+    // the scenario's folder, as on one machine of their own: gone with it, not left in /tmp.
+    const tmp = join(this.#options.runDir.path, 'tmp');
+    mkdirSync(tmp, { recursive: true });
     const child = spawn(NODE, [CLI, 'run'], {
       cwd: this.#options.runDir.path,
       env: {
         PATH: process.env.PATH ?? '',
+        TMPDIR: tmp,
         ...this.#options.env,
         PARTNER_ENRICH_KAFKA__CLIENT_ID: replica.name,
         PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(replica.metricsPort),
