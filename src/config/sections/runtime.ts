@@ -43,7 +43,9 @@ export const stateSection = z.strictObject({
       'Where the partner state of the partitions this replica owns is kept on disk (locked by one process); ' +
         'a restart on the same directory reads only the tail of the storage topic, and writes to the state ' +
         'topic what a killed process had paid for and not yet recorded there (`ledger-journal/`). Unset: a ' +
-        'private temporary directory, removed at exit, so every start restores from the storage topic.',
+        'private temporary directory, removed at exit (but for a journal the state topic refused), so every ' +
+        'start restores from the storage topic; a start on the same machine takes over the journals its ' +
+        "state topic's killed processes left there.",
     ),
   checkpointIntervalMs: durationMs(10_000).describe(
     'How often the partner state records how far it reflects the storage topic (also at stop).',
