@@ -58,9 +58,9 @@ export class ExitPath {
   }
 
   /**
-   * A failed start closes what it opened within the bound of a stop: past it, the start's error
-   * is reported as the command reports it and the process exits with its code. Logged too: a
-   * signal while it closes exits at once, before the command could report it.
+   * A failed start closes what it opened within the bound of a stop: past it, or on a signal
+   * meanwhile, the start's error is reported as the command reports it and the process exits
+   * with its code at once.
    */
   failStart(error: unknown): void {
     this.#logger.error({ err: error }, 'start failed: closing what was opened');
@@ -85,10 +85,13 @@ export class ExitPath {
   }
 
   #request(reason: StopReason, pastBound = () => process.exit(1)): void {
-    if (this.#reason !== undefined) {
+    const first = this.#reason;
+    if (first !== undefined) {
       if (reason.kind === 'signal') {
         this.#logger.fatal({ signal: reason.signal }, 'second signal while stopping: exiting now');
-        process.exit(1);
+        // A failed start keeps its code (2 for the product's errors) and its one-line report: a
+        // supervisor's stop during its close made it an exit 1 with the error only in the log.
+        process.exit(first.kind === 'failure' && first.origin === 'start' ? reportFailure(first.error) : 1);
       }
       return;
     }

@@ -40,7 +40,7 @@ export function registerRun(program: Command): void {
         'Serves /metrics, /healthz and /readyz from the start (/readyz 503 until the pipeline runs); SIGTERM, SIGINT or SIGHUP finishes in-flight work within ' +
         'shutdown.graceMs (a second signal exits at once). Exits 0 after such a stop, 2 on a failed start with an ' +
         'error code (configuration, broker, a missing topic, registry, OAuth client secret, state.dir, port; closing ' +
-        'bounded as for a stop), 1 on ' +
+        'bounded as for a stop, a signal meanwhile exits at once with that code), 1 on ' +
         'a fatal failure while running, on a second signal, or when closing outlasted shutdown.graceMs plus 10 s. ' +
         'With --rerun-every or --rerun-cron, also starts a full-storage rerun of the input topic at each slot of ' +
         'the schedule, skipped while a rerun of the topic has not ended (docs/RERUN-SCHEDULING.md).',
