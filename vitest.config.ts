@@ -18,6 +18,9 @@ export default defineConfig({
           // `npm run test:chaos`; vitest.deploy.config.ts, `npm run test:deploy`).
           exclude: ['test/**/*.integration.test.ts', 'test/chaos/**', 'test/deploy/**'],
           globalSetup: ['test/support/temp-root.ts'],
+          // Both cores: vitest's default (one fewer than the cores) ran them one file at a
+          // time, 190 s of `npm test` before the first integration file.
+          maxWorkers: 2,
           // Unit tests first, then the integration group with its own worker count.
           sequence: { groupOrder: 0 },
         },
