@@ -80,24 +80,45 @@ export function rerunOutcome(jobId: string, stored: StoredPartner): RerunOutcome
 export interface InputIdentity {
   offset: number;
   timestamp: number;
+  /**
+   * Of a stored state's source: the oldest record of the partner coalesced into the lookup of
+   * this one (absent or null: a lookup of one record). The records between them went with it.
+   */
+  coalescedFrom?: { offset: number; timestamp: number } | null;
 }
 
 /**
  * Whether the work's records had their outputs written already, with the state stored now:
  * a redelivery (the former owner of the partition, or this process before a crash, wrote them
  * and did not commit). Its newest record must be the very one the state names, with the same
- * content; the timestamp guards against a recreated input topic whose offsets start again.
+ * content, or one of the older records of the coalesced lookup that wrote it (coalescedInto);
+ * the timestamp guards against a recreated input topic whose offsets start again.
  */
 export function alreadyWritten(work: PartnerWork, stored: StoredPartner | undefined): boolean {
   const newest = work.records.at(-1)?.input;
   const source = stored?.source;
+  if (work.rerun || newest === undefined || source == null) return false;
+  const { offset } = newest.position;
+  if (offset === source.offset && newest.timestamp === source.timestamp) return ofContent(work, stored?.hash);
+  return coalescedInto(source, offset, newest.timestamp);
+}
+
+/**
+ * Whether the record at `offset` was one of the older records of the coalesced lookup that
+ * wrote the state named by `source`, read again apart from the newest (a restart's fetch
+ * ended between them, or it was dispatched before the newer one came): its outputs were
+ * written, and looking it up would pay again and store an older version, which the newest
+ * one, read next, would pay for once more. The oldest is named exactly; one between them by
+ * its offset, with a timestamp between theirs (the guard against a recreated input topic's
+ * offsets, as the timestamp is for the newest).
+ */
+function coalescedInto(source: InputIdentity, offset: number, timestamp: number): boolean {
+  const from = source.coalescedFrom;
+  if (!from || offset < from.offset || offset >= source.offset) return false;
+  if (offset === from.offset) return timestamp === from.timestamp;
   return (
-    !work.rerun &&
-    newest !== undefined &&
-    source != null &&
-    source.offset === newest.position.offset &&
-    source.timestamp === newest.timestamp &&
-    ofContent(work, stored?.hash)
+    timestamp >= Math.min(from.timestamp, source.timestamp) &&
+    timestamp <= Math.max(from.timestamp, source.timestamp)
   );
 }
 
@@ -118,10 +139,19 @@ export function alreadyFinished(work: PartnerWork, finishedBy: InputIdentity | u
   );
 }
 
-/** The newest input record of the work; null for a rerun's, made for none. */
+/**
+ * The newest input record of the work, and the oldest where it coalesced several; null for a
+ * rerun's, made for none.
+ */
 export const inputOf = (work: PartnerWork): InputIdentity | null => {
-  const newest = work.records.at(-1)?.input;
-  return newest ? { offset: newest.position.offset, timestamp: newest.timestamp } : null;
+  const { records } = work;
+  const newest = records.at(-1)?.input;
+  if (!newest) return null;
+  const identity: InputIdentity = { offset: newest.position.offset, timestamp: newest.timestamp };
+  const oldest = (records[0] as (typeof records)[number]).input;
+  if (oldest !== newest)
+    identity.coalescedFrom = { offset: oldest.position.offset, timestamp: oldest.timestamp };
+  return identity;
 };
 
 /** The input record a delete stands for (a delete is never coalesced: one record). */

@@ -240,6 +240,26 @@ describe('storage topic as the partner state changelog', () => {
     }
   }, 60_000);
 
+  it('a directory restored from the storage topic knows the input records a coalesced lookup stood for (the older one read again alone by the next owner was looked up again); records without it read as one record', async () => {
+    const { kafka, topic, state, encoder, close } = await restoringFromNewTopic();
+    try {
+      const coalesced = { offset: 12, timestamp: 12_000, coalescedFrom: { offset: 10, timestamp: 10_000 } };
+      await produce(kafka, topic, [
+        { key: 'P-0', value: encoder.encode({ ...storageValue(partner(0), 0), source: coalesced }) },
+        {
+          key: 'P-1',
+          value: encoder.encode({ ...storageValue(partner(1), 1), source: { offset: 7, timestamp: 0 } }),
+        },
+      ]);
+      const ref = { topic: 'partners', partition: 0 };
+      await state.restore([ref]);
+      expect(state.get(ref, 'P-0')?.source).toEqual(coalesced);
+      expect(state.get(ref, 'P-1')?.source).toEqual({ offset: 7, timestamp: 0, coalescedFrom: null });
+    } finally {
+      await close();
+    }
+  }, 60_000);
+
   it("reads how long the storage topic keeps tombstones: its delete.retention.ms, or the broker's 24 h", async () => {
     const kafka = kafkaClient();
     const [own, defaulted] = [uniqueName('changelog'), uniqueName('changelog')];

@@ -114,6 +114,55 @@ describe('a partner stored by the earlier hash of the same content (identifiers 
   });
 });
 
+describe('the older records of a coalesced lookup read again apart', () => {
+  /** Partner P-1's versions at offsets 10, 11 and 12 (timestamps 1,000 ms apart), coalesced into one lookup. */
+  const versions = (offsets: number[], timestamp = (offset: number) => offset * 1_000): PartnerWork => {
+    const one = work('lookup', 'h12', 0);
+    const [record] = one.records as [PartnerWork['records'][number]];
+    return {
+      ...one,
+      records: offsets.map((offset) => ({
+        input: {
+          ...record.input,
+          position: { ...record.input.position, offset },
+          timestamp: timestamp(offset),
+        },
+      })),
+    };
+  };
+  const stored = storedPartner('P-1', {
+    hash: 'h12',
+    source: matchedOutputs(versions([10, 11, 12]), result, 'bulk-1', undefined, thresholds, context()).stored
+      .source,
+  });
+
+  it('names the oldest record in the stored state, with the newest', () => {
+    expect(stored.source).toEqual({
+      offset: 12,
+      timestamp: 12_000,
+      coalescedFrom: { offset: 10, timestamp: 10_000 },
+    });
+    expect(
+      matchedOutputs(versions([12]), result, 'bulk-1', undefined, thresholds, context()).stored.source,
+    ).toEqual({ offset: 12, timestamp: 12_000 });
+  });
+
+  it('regression: an older version read alone was looked up again (and the newest after it, whose state it replaced): finished as written', () => {
+    expect(alreadyWritten({ ...versions([10]), hash: 'h10' }, stored)).toBe(true);
+    expect(alreadyWritten({ ...versions([10, 11]), hash: 'h11' }, stored)).toBe(true);
+    expect(alreadyWritten({ ...versions([11]), hash: 'h11' }, stored)).toBe(true);
+    expect(alreadyWritten(versions([12]), stored)).toBe(true);
+  });
+
+  it('tells them from records outside the coalesced range, and from a recreated topic at the same offsets', () => {
+    expect(alreadyWritten({ ...versions([9]), hash: 'h9' }, stored)).toBe(false);
+    expect(alreadyWritten({ ...versions([13]), hash: 'h13' }, stored)).toBe(false);
+    const recreated = (offset: number) => 1_800_000_000_000 + offset;
+    expect(alreadyWritten({ ...versions([10], recreated), hash: 'h10' }, stored)).toBe(false);
+    expect(alreadyWritten({ ...versions([11], recreated), hash: 'h11' }, stored)).toBe(false);
+  });
+});
+
 describe('a tombstone read again', () => {
   it('regression: its storage tombstone named nothing, so its delete read back from the storage topic could not be told done (a tombstone read again after a kill became DELETE_UNKNOWN_PARTNER)', () => {
     const tombstone = work('delete', undefined, 11);

@@ -156,6 +156,8 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
       /** The quota check behind the gate (implies quota); the sandbox's usage API where not given. */
       quotaCheck?: QuotaCheck;
       submissionLeaseMs?: number;
+      /** The partition files' folder: a pipeline started again on the same disk. */
+      stateDir?: string;
     } = {},
   ) {
     const config = loadConfig({
@@ -175,7 +177,9 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
         featuresOff: config.lookup.featuresOff,
       },
     });
-    const state = new PartnerState({ dir: mkdtempSync(join(tmpdir(), 'partner-state-')) });
+    const state = new PartnerState({
+      dir: options.stateDir ?? mkdtempSync(join(tmpdir(), 'partner-state-')),
+    });
     const quota =
       options.quota || options.quotaCheck
         ? new QuotaGate(
@@ -293,6 +297,47 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(tasksPaid() - tasksBefore).toBe(2);
     // One of the two tasks stands on the dead member's unit, the other is paid now.
     expect(quotaConsumed() - consumedBefore).toBe(1);
+  });
+
+  it('regression: the older version of a coalesced lookup, read again alone after a restart, was looked up again, and the newer one after it (3 tasks for one lookup); now both are finished as written (1 task)', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'partner-state-'));
+    const before = pipeline({ lingerMs: 200, stateDir });
+    await before.enrichment.start();
+    before.source.handler.assigned([ref(0)]);
+    const [first] = records(0, 0, 1) as [InputRecord];
+    const partner = JSON.parse((first.value as Buffer).toString('utf8')) as PartnerRecord;
+    const older = first;
+    const newer: InputRecord = {
+      ...first,
+      position: { ...first.position, offset: 1 },
+      value: Buffer.from(
+        JSON.stringify({ ...partner, names: [`${partner.names[0] ?? ''} Holding`], changedAt: 2 }),
+      ),
+    };
+    const tasksBefore = tasksPaid();
+    // One fetch: the newer version joins the older one in the batcher, one lookup for both.
+    expect(before.source.deliver([older, newer])).toBe(2);
+    await eventually(() => before.sink.matches().length === 2, 20_000, 'both MatchResults');
+    expect(tasksPaid() - tasksBefore).toBe(1);
+    await before.enrichment.stop(1_000);
+    before.state.close();
+
+    // Started again on the same disk, the commit lost: the fetch ends between the two versions.
+    const after = pipeline({ lingerMs: 200, stateDir });
+    await after.enrichment.start();
+    after.source.handler.assigned([ref(0)]);
+    expect(after.source.deliver([older])).toBe(1);
+    await eventually(() => after.source.committedOffset(0) === 1, 20_000, 'the older version finished');
+    expect(after.source.deliver([newer])).toBe(1);
+    await eventually(() => after.source.committedOffset(0) === 2, 20_000, 'the newer version finished');
+    const storedNames = after.state.get(ref(0), 'P-0-0')?.record.names;
+    await after.enrichment.stop(1_000);
+
+    expect(tasksPaid() - tasksBefore).toBe(1);
+    expect(after.sink.messages).toEqual([]);
+    expect(storedNames).toEqual(
+      (JSON.parse((newer.value as Buffer).toString('utf8')) as PartnerRecord).names,
+    );
   });
 
   /**
