@@ -132,10 +132,11 @@ export function alreadyFinished(work: PartnerWork, finishedBy: InputIdentity | u
   // Asked for every record: nothing is built for the answer.
   if (finishedBy === undefined || work.rerun) return false;
   const newest = work.records.at(-1)?.input;
+  if (newest === undefined) return false;
+  const { offset } = newest.position;
   return (
-    newest !== undefined &&
-    finishedBy.offset === newest.position.offset &&
-    finishedBy.timestamp === newest.timestamp
+    (finishedBy.offset === offset && finishedBy.timestamp === newest.timestamp) ||
+    coalescedInto(finishedBy, offset, newest.timestamp)
   );
 }
 
@@ -168,10 +169,23 @@ export const tombstoneOf = (work: PartnerWork): InputIdentity => inputOf(work) a
 const DELETED_BY = { offset: 'pe.deleted-by.offset', timestamp: 'pe.deleted-by.timestamp' } as const;
 const FAILED_BY = { offset: 'pe.failed-by.offset', timestamp: 'pe.failed-by.timestamp' } as const;
 
-const finishedByHeaders = (names: typeof DELETED_BY | typeof FAILED_BY, input: InputIdentity) => ({
-  [names.offset]: String(input.offset),
-  [names.timestamp]: String(input.timestamp),
-});
+/** The oldest record of a failed coalesced lookup (InputIdentity.coalescedFrom), beside the failed-by headers. */
+const FAILED_FROM = {
+  offset: 'pe.failed-by.coalesced-from.offset',
+  timestamp: 'pe.failed-by.coalesced-from.timestamp',
+} as const;
+
+const finishedByHeaders = (names: typeof DELETED_BY | typeof FAILED_BY, input: InputIdentity) => {
+  const headers: Record<string, string> = {
+    [names.offset]: String(input.offset),
+    [names.timestamp]: String(input.timestamp),
+  };
+  if (input.coalescedFrom) {
+    headers[FAILED_FROM.offset] = String(input.coalescedFrom.offset);
+    headers[FAILED_FROM.timestamp] = String(input.coalescedFrom.timestamp);
+  }
+  return headers;
+};
 
 /** The input record a storage record's headers name; undefined for one that names none (or written before they existed). */
 export function finishedByOf(
@@ -185,7 +199,11 @@ export function finishedByOf(
   for (const names of [FAILED_BY, DELETED_BY]) {
     const offset = number(names.offset);
     const timestamp = number(names.timestamp);
-    if (offset !== undefined && timestamp !== undefined) return { offset, timestamp };
+    if (offset === undefined || timestamp === undefined) continue;
+    const from = { offset: number(FAILED_FROM.offset), timestamp: number(FAILED_FROM.timestamp) };
+    return from.offset !== undefined && from.timestamp !== undefined
+      ? { offset, timestamp, coalescedFrom: from as { offset: number; timestamp: number } }
+      : { offset, timestamp };
   }
   return undefined;
 }

@@ -45,6 +45,21 @@ export interface Checkpoint {
  */
 const FORMAT = 4;
 
+interface FinishedRow {
+  offset: number;
+  timestamp: number;
+  from_offset: number | null;
+  from_timestamp: number | null;
+}
+
+/** The finished table's values of an input record: offset, timestamp, and the oldest coalesced with it. */
+const finishedRow = (by: InputIdentity): [number, number, number | null, number | null] => [
+  by.offset,
+  by.timestamp,
+  by.coalescedFrom?.offset ?? null,
+  by.coalescedFrom?.timestamp ?? null,
+];
+
 /** The most finished input records whose partner ids are held in memory (PartitionStore.#finishedIds). */
 const FINISHED_IDS_HELD = 10_000;
 
@@ -115,9 +130,17 @@ export class PartitionStore {
         at INTEGER NOT NULL
       );
       CREATE TABLE IF NOT EXISTS finished (
-        id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL
+        id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL,
+        from_offset INTEGER, from_timestamp INTEGER
       );
     `);
+    // The oldest record of a coalesced lookup that failed (InputIdentity.coalescedFrom), in a
+    // file from before it was kept: added in place, its rows named none, as they did.
+    const columns = this.#db.prepare('PRAGMA table_info(finished)').all() as { name: string }[];
+    if (!columns.some((column) => column.name === 'from_offset'))
+      this.#db.exec(
+        'ALTER TABLE finished ADD COLUMN from_offset INTEGER; ALTER TABLE finished ADD COLUMN from_timestamp INTEGER;',
+      );
     // The table's name from when deletes alone had one; also what a version from before
     // starts anew on a file given back to it by a rollback.
     if (this.#db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'deleted'`).get())
@@ -133,9 +156,11 @@ export class PartitionStore {
     );
     this.#delete = this.#db.prepare('DELETE FROM partners WHERE id = ?');
     this.#markFinished = this.#db.prepare(
-      'INSERT INTO finished (id, offset, timestamp) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET offset = excluded.offset, timestamp = excluded.timestamp',
+      'INSERT INTO finished (id, offset, timestamp, from_offset, from_timestamp) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET offset = excluded.offset, timestamp = excluded.timestamp, from_offset = excluded.from_offset, from_timestamp = excluded.from_timestamp',
     );
-    this.#finishedBy = this.#db.prepare('SELECT offset, timestamp FROM finished WHERE id = ?');
+    this.#finishedBy = this.#db.prepare(
+      'SELECT offset, timestamp, from_offset, from_timestamp FROM finished WHERE id = ?',
+    );
     this.#forgetFinished = this.#db.prepare('DELETE FROM finished WHERE offset < ?');
     this.#finishedIdsRead = this.#db.prepare(`SELECT id FROM finished LIMIT ${FINISHED_IDS_HELD + 1}`);
     this.#loadFinishedIds();
@@ -175,7 +200,7 @@ export class PartitionStore {
    */
   markFinished(partnerId: string, by: InputIdentity): void {
     this.#joinBatch();
-    this.#write(this.#markFinished, partnerId, by.offset, by.timestamp);
+    this.#write(this.#markFinished, partnerId, ...finishedRow(by));
     this.#holdFinishedId(partnerId);
   }
 
@@ -183,8 +208,12 @@ export class PartitionStore {
   finishedBy(partnerId: string): InputIdentity | undefined {
     this.#checkUsable();
     if (this.#finishedIds?.has(partnerId) === false) return undefined;
-    const row = this.#finishedBy.get(partnerId) as InputIdentity | undefined;
-    return row ? { offset: row.offset, timestamp: row.timestamp } : undefined;
+    const row = this.#finishedBy.get(partnerId) as FinishedRow | undefined;
+    if (!row) return undefined;
+    const by: InputIdentity = { offset: row.offset, timestamp: row.timestamp };
+    if (row.from_offset !== null && row.from_timestamp !== null)
+      by.coalescedFrom = { offset: row.from_offset, timestamp: row.from_timestamp };
+    return by;
   }
 
   /**
@@ -228,7 +257,7 @@ export class PartitionStore {
         if (stored) this.#put.run(partnerId, JSON.stringify(stored));
         else this.#delete.run(partnerId);
         if (finishedBy) {
-          this.#markFinished.run(partnerId, finishedBy.offset, finishedBy.timestamp);
+          this.#markFinished.run(partnerId, ...finishedRow(finishedBy));
           this.#holdFinishedId(partnerId);
         }
       }
@@ -279,7 +308,7 @@ export class PartitionStore {
    * A write of the batch; one that fails (a page spilled to a full disk) fails the store as
    * its commit does. Arguments, not a closure: it runs for every partner stored.
    */
-  #write(statement: StatementSync, ...values: (string | number)[]): void {
+  #write(statement: StatementSync, ...values: (string | number | null)[]): void {
     try {
       statement.run(...values);
     } catch (error) {

@@ -234,6 +234,27 @@ describe('a lookup that failed for good', () => {
     expect(alreadyFinished(work('lookup', 'h2', 13), storage.finishedBy)).toBe(false);
   });
 
+  it('regression: a coalesced lookup that failed named only its newest record, and an older one read again apart after a kill was looked up again; the storage record names the oldest too', () => {
+    const failed = work('lookup', 'h12', 12);
+    const [newest] = failed.records as [PartnerWork['records'][number]];
+    const at = (offset: number) => ({
+      input: { ...newest.input, position: { ...newest.input.position, offset }, timestamp: offset },
+    });
+    failed.records = [at(10), at(11), at(12)];
+    const storage = storageOf(failedOutputs(failed, failure, context(), undefined));
+    expect(storage.finishedBy).toEqual({
+      offset: 12,
+      timestamp: 12,
+      coalescedFrom: { offset: 10, timestamp: 10 },
+    });
+    const apart = (offsets: number[]): PartnerWork => ({ ...failed, records: offsets.map(at) });
+    expect(alreadyFinished(apart([10]), storage.finishedBy)).toBe(true);
+    expect(alreadyFinished(apart([10, 11]), storage.finishedBy)).toBe(true);
+    expect(alreadyFinished(apart([12]), storage.finishedBy)).toBe(true);
+    expect(alreadyFinished(apart([9]), storage.finishedBy)).toBe(false);
+    expect(alreadyFinished(apart([13]), storage.finishedBy)).toBe(false);
+  });
+
   it("a rerun's failure writes no storage record and no dead letter", () => {
     const rerun = work('lookup', 'h1', 12);
     rerun.rerun = {

@@ -61,7 +61,10 @@ class ScriptedSource implements RecordSource {
   resume(partitions: PartitionRef[]): void {
     for (const p of partitions) this.paused.delete(p.partition);
   }
+  /** While set, commits fail as against a broker gone: what a process killed before its commit leaves. */
+  commitsRefused = false;
   async commit(positions: Committable[]): Promise<void> {
+    if (this.commitsRefused) throw new KafkaError('KAFKA_UNAVAILABLE', 'the broker is gone');
     this.commits.push(...positions);
   }
   async stop(): Promise<void> {}
@@ -299,30 +302,33 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     expect(quotaConsumed() - consumedBefore).toBe(1);
   });
 
-  it('regression: the older version of a coalesced lookup, read again alone after a restart, was looked up again, and the newer one after it (3 tasks for one lookup); now both are finished as written (1 task)', async () => {
+  /**
+   * Partner P-0-0's two versions read in one fetch (one lookup for both, the newer joining the
+   * older in the batcher), then read again apart by a pipeline started on the same disk, their
+   * position not committed. Resolves with the tasks the service got in each pass, and what the second wrote.
+   */
+  async function coalescedThenReadApart() {
     const stateDir = mkdtempSync(join(tmpdir(), 'partner-state-'));
     const before = pipeline({ lingerMs: 200, stateDir });
     await before.enrichment.start();
     before.source.handler.assigned([ref(0)]);
-    const [first] = records(0, 0, 1) as [InputRecord];
-    const partner = JSON.parse((first.value as Buffer).toString('utf8')) as PartnerRecord;
-    const older = first;
+    const [older] = records(0, 0, 1) as [InputRecord];
+    const partner = JSON.parse((older.value as Buffer).toString('utf8')) as PartnerRecord;
+    const newerPartner = { ...partner, names: [`${partner.names[0] ?? ''} Holding`], changedAt: 2 };
     const newer: InputRecord = {
-      ...first,
-      position: { ...first.position, offset: 1 },
-      value: Buffer.from(
-        JSON.stringify({ ...partner, names: [`${partner.names[0] ?? ''} Holding`], changedAt: 2 }),
-      ),
+      ...older,
+      position: { ...older.position, offset: 1 },
+      value: Buffer.from(JSON.stringify(newerPartner)),
     };
-    const tasksBefore = tasksPaid();
-    // One fetch: the newer version joins the older one in the batcher, one lookup for both.
+    const start = tasksPaid();
+    // Killed before its commit: a committed position would have the records never read again.
+    before.source.commitsRefused = true;
     expect(before.source.deliver([older, newer])).toBe(2);
     await eventually(() => before.sink.matches().length === 2, 20_000, 'both MatchResults');
-    expect(tasksPaid() - tasksBefore).toBe(1);
+    const firstPass = tasksPaid() - start;
     await before.enrichment.stop(1_000);
     before.state.close();
 
-    // Started again on the same disk, the commit lost: the fetch ends between the two versions.
     const after = pipeline({ lingerMs: 200, stateDir });
     await after.enrichment.start();
     after.source.handler.assigned([ref(0)]);
@@ -330,14 +336,34 @@ describe('the pipeline as a consumer group member', { timeout: 60_000 }, () => {
     await eventually(() => after.source.committedOffset(0) === 1, 20_000, 'the older version finished');
     expect(after.source.deliver([newer])).toBe(1);
     await eventually(() => after.source.committedOffset(0) === 2, 20_000, 'the newer version finished');
-    const storedNames = after.state.get(ref(0), 'P-0-0')?.record.names;
+    const stored = after.state.get(ref(0), 'P-0-0');
     await after.enrichment.stop(1_000);
+    return {
+      firstPass,
+      secondPass: tasksPaid() - start - firstPass,
+      written: after.sink.messages,
+      stored,
+      newerPartner,
+    };
+  }
 
-    expect(tasksPaid() - tasksBefore).toBe(1);
-    expect(after.sink.messages).toEqual([]);
-    expect(storedNames).toEqual(
-      (JSON.parse((newer.value as Buffer).toString('utf8')) as PartnerRecord).names,
-    );
+  it('regression: the older version of a coalesced lookup, read again alone after a restart, was looked up again, and the newer one after it (3 tasks for one lookup); now both are finished as written (1 task)', async () => {
+    const { firstPass, secondPass, written, stored, newerPartner } = await coalescedThenReadApart();
+    expect({ firstPass, secondPass }).toEqual({ firstPass: 1, secondPass: 0 });
+    expect(written).toEqual([]);
+    expect(stored?.record.names).toEqual(newerPartner.names);
+  });
+
+  it('regression: the older version of a coalesced lookup that failed for good, read again alone after a restart, was looked up again (its retries paid again), and the newer one after it; now both are finished as failed', async () => {
+    sandbox.state.faults.update({ taskFailureRate: 1 });
+    try {
+      const { firstPass, secondPass, written } = await coalescedThenReadApart();
+      // Three attempts of the one task: the retry budget.
+      expect({ firstPass, secondPass }).toEqual({ firstPass: 3, secondPass: 0 });
+      expect(written).toEqual([]);
+    } finally {
+      sandbox.state.faults.reset();
+    }
   });
 
   /**

@@ -214,6 +214,35 @@ describe('PartnerState', () => {
     second.close();
   });
 
+  it('keeps the oldest record of a coalesced lookup that failed for good with it, in a file from before it was kept too', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    first.lookupFailed(partition, 'P-0', undefined, { offset: 6, timestamp: 0 });
+    first.close();
+    // The file as the version before left it: no columns for the oldest record.
+    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+    file.exec(`
+      CREATE TABLE finished_before (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL);
+      INSERT INTO finished_before SELECT id, offset, timestamp FROM finished;
+      DROP TABLE finished;
+      ALTER TABLE finished_before RENAME TO finished;
+    `);
+    file.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.finishedBy(partition, 'P-0')).toEqual({ offset: 6, timestamp: 0 });
+    const coalesced = { offset: 12, timestamp: 12, coalescedFrom: { offset: 10, timestamp: 10 } };
+    second.lookupFailed(partition, 'P-1', undefined, coalesced);
+    second.close();
+    const third = new PartnerState({ dir });
+    await third.restore([partition]);
+    expect(third.finishedBy(partition, 'P-1')).toEqual(coalesced);
+    expect(third.finishedBy(partition, 'P-0')).toEqual({ offset: 6, timestamp: 0 });
+    third.close();
+  });
+
   it('tells the finished records of more partners than it holds ids of in memory (10,000), before and after a commit forgets some', async () => {
     const dir = stateDir();
     const state = new PartnerState({ dir });
