@@ -11,6 +11,16 @@
 // The input topic deleted while running: kafkajs fetches it again and again for its whole
 // retry budget (about 80 s) before it crashes; a fetch that stalls makes the topic be looked
 // up, and one the broker no longer lists fails the source (TOPIC_MISSING, topic-watch.ts).
+//
+// Deleted and made anew at once, it is listed again, and kafkajs, told its fetch position is
+// out of range, starts the partition over from the new log's start: the records there came at
+// offsets the pipeline had read already, and it dropped them as Kafka's copies (21 of 25 lost,
+// the process healthy). A partition's fetch only goes back after a join (from the committed
+// offset) or a seek of ours (rewind): a batch that starts before the next offset expected
+// otherwise fails the source (TOPIC_RECREATED) before any of its records is taken. The group's
+// committed offsets are still the old logs' (Kafka 4.4 keeps them through the deletion), and a
+// restart would resume each new log there, past its first records: closing, the source
+// commits instead the start of the new log of every partition it holds.
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
@@ -18,7 +28,7 @@ import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
 import { traceConsume } from '../observability/tracing.ts';
 import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
-import { TopicWatch, type Stall } from './topic-watch.ts';
+import { inputWentBack, TopicWatch, type Stall } from './topic-watch.ts';
 
 /** Longest a fetch waits for records at the broker, and for a resumed partition to be fetched. */
 const MAX_FETCH_WAIT_MS = 250;
@@ -73,6 +83,10 @@ export class KafkaSource implements RecordSource {
    * pipeline names the rebalance itself.
    */
   #joining = true;
+  /** Per partition, the offset its next batch starts at: past the last record taken. */
+  readonly #next = new Map<number, number>();
+  /** The partitions held when the topic was found made anew: committed at their new start on close. */
+  #madeAnew: PartitionRef[] = [];
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
     this.#kafka = kafka;
@@ -116,6 +130,7 @@ export class KafkaSource implements RecordSource {
     this.#consumer.on(REQUEST, () => (this.#answeredAt = Date.now()));
     this.#consumer.on(GROUP_JOIN, ({ payload }) => {
       this.#joining = false;
+      this.#next.clear();
       this.#answeredAt = Date.now();
       this.#memberId = payload.memberId;
       this.#ownMemberIds.add(payload.memberId);
@@ -127,6 +142,7 @@ export class KafkaSource implements RecordSource {
     });
     this.#consumer.on(CRASH, ({ payload }) => {
       // kafkajs disconnects before it restarts: the group takes back every partition.
+      this.#next.clear();
       this.#joined(handler, {});
       if (!payload.restart && !this.#stopped) handler.failed(this.#refused(payload.error));
     });
@@ -136,6 +152,16 @@ export class KafkaSource implements RecordSource {
       autoCommit: false,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const next = this.#next.get(batch.partition);
+        const first = batch.messages[0];
+        if (next !== undefined && first !== undefined && Number(first.offset) < next && !isStale()) {
+          if (this.#stopped) return;
+          // A deletion makes every partition of the topic anew (an unclean leader election cuts
+          // back one alone, and its records from the new start are read again: none is lost).
+          this.#madeAnew = [...this.#assignment.values()];
+          handler.failed(inputWentBack(topic, batch.partition, Number(first.offset), next));
+          return;
+        }
         let lastHeartbeat = Date.now();
         for (const message of batch.messages) {
           if (this.#stopped || !isRunning() || isStale()) break;
@@ -152,6 +178,7 @@ export class KafkaSource implements RecordSource {
           // starts here, since only resolved offsets move kafkajs's fetch position.
           if (!taken) break;
           resolveOffset(message.offset);
+          this.#next.set(batch.partition, record.position.offset + 1);
           if (Date.now() - lastHeartbeat > HEARTBEAT_EVERY_MS) {
             await heartbeat();
             lastHeartbeat = Date.now();
@@ -265,6 +292,7 @@ export class KafkaSource implements RecordSource {
       const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
       const low = new Map((await topicOffsets(admin, topic)).map((p) => [p.partition, p.low]));
       for (const ref of partitions) {
+        this.#next.delete(ref.partition);
         const offset = committed?.partitions.find((p) => p.partition === ref.partition)?.offset ?? '-1';
         // Nothing committed yet: from the beginning, as the consumer subscribes.
         const from = Number(offset) >= 0 ? offset : (low.get(ref.partition) ?? '0');
@@ -286,7 +314,26 @@ export class KafkaSource implements RecordSource {
   async close(): Promise<void> {
     this.#stopped = true;
     this.#fetching?.end();
-    await this.#consumer.disconnect();
+    try {
+      // After the pipeline's last commit, before the member leaves its group.
+      if (this.#madeAnew.length > 0) await this.#commitStarts(this.#madeAnew);
+    } finally {
+      await this.#consumer.disconnect();
+    }
+  }
+
+  /** Commits the first offset of each partition's log: where its next reader begins. */
+  async #commitStarts(partitions: PartitionRef[]): Promise<void> {
+    const admin = this.#kafka.admin();
+    await admin.connect();
+    try {
+      const low = new Map((await topicOffsets(admin, this.#options.topic)).map((p) => [p.partition, p.low]));
+      await this.#consumer.commitOffsets(
+        partitions.map((ref) => ({ ...ref, offset: low.get(ref.partition) ?? '0' })),
+      );
+    } finally {
+      await admin.disconnect();
+    }
   }
 }
 

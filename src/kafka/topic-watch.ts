@@ -212,6 +212,17 @@ export function topicMissing(topic: string): KafkaError {
   );
 }
 
+/** The input topic's partition read from `offset` on, where `next` was due: its log was made anew (or cut back). */
+export function inputWentBack(topic: string, partition: number, offset: number, next: number): KafkaError {
+  return new KafkaError(
+    'TOPIC_RECREATED',
+    `topic ${topic} was deleted and made anew while running (or its log cut back): partition ${partition} ` +
+      `was read again from offset ${offset}, where offset ${next} was next. Its records there are new ones, ` +
+      'at offsets already read; none of them is processed or committed',
+    { details: { topic, partition, offset: String(offset), next: String(next) } },
+  );
+}
+
 export function topicRecreated(
   topic: string,
   partition: number,

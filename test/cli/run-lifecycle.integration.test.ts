@@ -262,6 +262,35 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     await admin.disconnect();
   };
 
+  /**
+   * Deletes `topic` and makes it anew at once, as an operator would (`topics create`: compacted
+   * where it should be, as many partitions). True when `run` had found it missing meanwhile (its
+   * look at the topics every 15 s fell between the two): that run ends TOPIC_MISSING, rightly,
+   * and never meets the new topic.
+   */
+  const recreated = async (topics: Config['topics'], topic: string, running: Running): Promise<boolean> => {
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.deleteTopics({ topics: [topic] });
+      // Refused while the broker still deletes the old one.
+      await eventually(
+        () =>
+          createPipelineTopics(admin, topics, topics).then(
+            ({ created }) => created.includes(topic),
+            () => false,
+          ),
+        30_000,
+        `${topic} made anew`,
+      );
+    } finally {
+      await admin.disconnect();
+    }
+    // A look answered just before the creation has logged its finding by then.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return running.logs().includes('"code":"TOPIC_MISSING"');
+  };
+
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0, orgs: 2_000, seed: 5 });
     partners = upstreamPartners(generateDataset({ organizations: 2_000, seed: 5 }), {
@@ -970,25 +999,7 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       // again on fresh topics (at most three times: the gap is under a second of the 15).
       for (let attempt = 1; ; attempt += 1) {
         const { topics, groupId, running, base, before } = await runHalfCommitted(delivery);
-        // As an operator would: delete it, then `topics create` makes it anew (compacted, as
-        // many partitions), at once.
-        const admin = kafka.admin();
-        await admin.connect();
-        await admin.deleteTopics({ topics: [topics.storage] });
-        // Refused while the broker still deletes the old one.
-        await eventually(
-          () =>
-            createPipelineTopics(admin, topics, topics).then(
-              ({ created }) => created.includes(topics.storage),
-              () => false,
-            ),
-          30_000,
-          'the storage topic made anew',
-        );
-        await admin.disconnect();
-        // A look answered just before the creation has logged its finding by then.
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        if (running.logs().includes('"code":"TOPIC_MISSING"') && attempt < 3) {
+        if ((await recreated(topics, topics.storage, running)) && attempt < 3) {
           await exitWithin(running, 30_000);
           continue;
         }
@@ -1003,6 +1014,43 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
     // Up to three runs of the scenario.
     300_000,
   );
+
+  it('regression: an input topic deleted and made anew while run runs stops it with TOPIC_RECREATED, exit 1, before any of the new records is taken; the restart enriches them all (kafkajs started the partitions over, and records at offsets already read were dropped as copies: 21 of 25 lost, the process healthy)', async () => {
+    // As for the storage topic above: a look at the topics between the deletion and the
+    // creation ends the run TOPIC_MISSING, rightly; the scenario is then played again.
+    for (let attempt = 1; ; attempt += 1) {
+      const { topics, groupId, running, base } = await readyRun();
+      const [before, after] = [partners.slice(0, 25), partners.slice(25)];
+      await producePartners(kafka, schemaRegistry(), topics.input, before);
+      await eventually(
+        async () => (await readAll(kafka, topics.matches)).length === before.length,
+        60_000,
+        "the first partners' MatchResults",
+      );
+      if ((await recreated(topics, topics.input, running)) && attempt < 3) {
+        await exitWithin(running, 30_000);
+        continue;
+      }
+      // More records in the new topic than in the old one's partitions: some at offsets past
+      // what was read, which the dropped copies had hidden.
+      await producePartners(kafka, schemaRegistry(), topics.input, after);
+      await exitsFailing(running, base, 30_000, `topic ${topics.input} was deleted and made anew`);
+      expect(running.logs()).toMatch(/"(code|causeCode)":"TOPIC_RECREATED"/);
+      expect((await readAll(kafka, topics.matches)).length).toBe(before.length);
+
+      const restarted = run(cliEnv(sandbox.url, topics, groupId));
+      await eventually(
+        async () => (await readAll(kafka, topics.matches)).length >= partners.length,
+        60_000,
+        "every partner's MatchResult after the restart",
+      );
+      const matched = new Set((await readAll(kafka, topics.matches)).map((m) => m.key?.toString()));
+      expect(partners.filter((p) => !matched.has(p.partnerId))).toEqual([]);
+      restarted.child.kill('SIGTERM');
+      await exitWithin(restarted, 30_000);
+      return;
+    }
+  }, 300_000);
 
   it.skipIf(smallFilesystemUnavailable)(
     'regression: a full state.dir disk ends the run at once with STATE_FILE_WRITE_FAILED, exit 1 (it stayed up and healthy with its state writes lost, until a later record failed it as PIPELINE_UNEXPECTED_ERROR, "a bug")',
