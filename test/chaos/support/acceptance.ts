@@ -43,8 +43,8 @@ export function expectAcceptance(report: ScenarioReport): void {
  * the exceptions the issue names: a retry after the service answered a task FAILED, one new
  * lookup per task of a bulk the restarted service forgot, and the windows that remain in
  * theory, stated in GUARANTEES.md with their size: a bulk or a consume the service answered in
- * the last milliseconds before a replica died, not yet in the state topic (KILL_WINDOW_MS; a
- * slower record fails here). Every record's MatchResult is about its own content or a newer
+ * the last milliseconds before a replica died (or stamped by the service just after: its request
+ * was in flight), not yet in the state topic (KILL_WINDOW_MS; a slower record fails here). Every record's MatchResult is about its own content or a newer
  * version's.
  */
 function expectPaidOnlyWhatWasNeeded(report: ScenarioReport): void {
@@ -60,13 +60,13 @@ function expectPaidOnlyWhatWasNeeded(report: ScenarioReport): void {
   expect
     .soft(
       lookups.beyondNeeded.other,
-      `tasks beyond the lookups needed (neither a retry after FAILED, nor a bulk the restarted service forgot, nor one of the ${windows.bulks} bulks created in the last ${KILL_WINDOW_MS} ms before a replica died and not recorded)`,
+      `tasks beyond the lookups needed (neither a retry after FAILED, nor a bulk the restarted service forgot, nor one of the ${windows.bulks} bulks created within ${KILL_WINDOW_MS} ms of a replica's death and not recorded)`,
     )
     .toBeLessThanOrEqual(windows.tasksAgain);
   expect
     .soft(
       lookups.quotaBeyondNeeded,
-      `quota units beyond the lookups needed, retries, forgotten bulks and the ${windows.consumes} consumes answered in the last ${KILL_WINDOW_MS} ms before a replica died`,
+      `quota units beyond the lookups needed, retries, forgotten bulks and the ${windows.consumes} consumes answered within ${KILL_WINDOW_MS} ms of a replica's death`,
     )
     .toBeLessThanOrEqual(windows.units);
   // Every task the service got stands on a unit consumed for it, killed processes or not (a
