@@ -20,7 +20,9 @@
 // otherwise fails the source (TOPIC_RECREATED) before any of its records is taken. The group's
 // committed offsets are still the old logs' (Kafka 4.4 keeps them through the deletion), and a
 // restart would resume each new log there, past its first records: closing, the source
-// commits instead the start of the new log of every partition it holds.
+// commits instead the start of every partition's new log, also of those other members hold
+// (the coordinator takes a member's commit for any partition): its exit rebalances the group,
+// and they re-fetch from the committed offsets before their own fetches could tell.
 import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
@@ -85,8 +87,8 @@ export class KafkaSource implements RecordSource {
   #joining = true;
   /** Per partition, the offset its next batch starts at: past the last record taken. */
   readonly #next = new Map<number, number>();
-  /** The partitions held when the topic was found made anew: committed at their new start on close. */
-  #madeAnew: PartitionRef[] = [];
+  /** The topic was found made anew: every partition is committed at its new start on close. */
+  #madeAnew = false;
 
   constructor(kafka: Kafka, options: KafkaSourceOptions) {
     this.#kafka = kafka;
@@ -157,8 +159,8 @@ export class KafkaSource implements RecordSource {
         if (next !== undefined && first !== undefined && Number(first.offset) < next && !isStale()) {
           if (this.#stopped) return;
           // A deletion makes every partition of the topic anew (an unclean leader election cuts
-          // back one alone, and its records from the new start are read again: none is lost).
-          this.#madeAnew = [...this.#assignment.values()];
+          // back one alone: every partition is read again from its start, none lost).
+          this.#madeAnew = true;
           handler.failed(inputWentBack(topic, batch.partition, Number(first.offset), next));
           return;
         }
@@ -316,20 +318,21 @@ export class KafkaSource implements RecordSource {
     this.#fetching?.end();
     try {
       // After the pipeline's last commit, before the member leaves its group.
-      if (this.#madeAnew.length > 0) await this.#commitStarts(this.#madeAnew);
+      if (this.#madeAnew) await this.#commitStarts();
     } finally {
       await this.#consumer.disconnect();
     }
   }
 
   /** Commits the first offset of each partition's log: where its next reader begins. */
-  async #commitStarts(partitions: PartitionRef[]): Promise<void> {
+  async #commitStarts(): Promise<void> {
+    const { topic } = this.#options;
     const admin = this.#kafka.admin();
     await admin.connect();
     try {
-      const low = new Map((await topicOffsets(admin, this.#options.topic)).map((p) => [p.partition, p.low]));
+      const starts = await topicOffsets(admin, topic);
       await this.#consumer.commitOffsets(
-        partitions.map((ref) => ({ ...ref, offset: low.get(ref.partition) ?? '0' })),
+        starts.map(({ partition, low }) => ({ topic, partition, offset: low })),
       );
     } finally {
       await admin.disconnect();
