@@ -45,9 +45,9 @@ ENV NODE_ENV=production \
     NODE_COMPILE_CACHE=/var/cache/partner-enrich/node \
     PARTNER_ENRICH_OBSERVABILITY__METRICS_HOST=0.0.0.0
 WORKDIR /app
-# node_modules: the few packages the bundle requires when first used (ajv, yaml), and any
-# other a user's code may import. dist/bin sits two levels below /app, as every source module
-# does below the repository: the paths they resolve from their own location (schemas/) hold.
+# node_modules: the few packages the bundle requires when first used (ajv, yaml, the native
+# Snappy and LZ4 codecs of compressed topics), and any other a user's code may import.
+# dist/bin sits two levels below /app, as every source module does below the repository: the paths they resolve from their own location (schemas/) hold.
 COPY --from=dependencies /app/node_modules ./node_modules
 COPY package.json ./
 COPY --from=bundle /app/dist ./dist

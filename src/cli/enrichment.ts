@@ -25,6 +25,7 @@ import {
   registryEndpoint,
 } from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
+import { installCompressionCodecs } from '../kafka/compression-codecs.ts';
 import { kafkajsLogCreator, type KafkaLog } from '../kafka/kafkajs-log.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
 import { KafkaSource } from '../kafka/kafka-source.ts';
@@ -132,8 +133,10 @@ const commandLog = (config: KafkaClientSettings): KafkaLog => ({
 
 type KafkaClientSettings = Pick<Config, 'kafka' | 'observability'>;
 
-export const createKafka = (config: KafkaClientSettings, log = commandLog(config)): Kafka =>
-  new Kafka(kafkaClientConfig(config.kafka, log));
+export function createKafka(config: KafkaClientSettings, log = commandLog(config)): Kafka {
+  installCompressionCodecs();
+  return new Kafka(kafkaClientConfig(config.kafka, log));
+}
 
 /**
  * The cluster's client once one of its brokers answered: a command started against a cluster
