@@ -465,6 +465,7 @@ export async function createKafkaEnrichment(
       deadLetters: topics.deadLetters,
     },
     encoders: { matches, events, storage: storageEncoder },
+    compression: config.kafka.compression,
   });
   const ledgerStore = new KafkaLedgerStore(readers, topics.state);
   const rerunJobs = new KafkaRerunJobStore(readers, topics.state);
@@ -492,6 +493,7 @@ export async function createKafkaEnrichment(
       ? new KafkaPartitionTransactions(kafka, {
           groupId: config.kafka.groupId,
           transactionTimeoutMs: config.exactlyOnce.transactionTimeoutMs,
+          compression: config.kafka.compression,
           encode: (message) => sink.encode(message),
           limit: (topic) => sink.limit(topic),
         })

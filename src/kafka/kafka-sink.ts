@@ -20,6 +20,7 @@ import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { notAuthorized, onTopics, refusedAsTooLarge, SinkError } from './errors.ts';
+import { compressionType, type OutputCompression } from './output-compression.ts';
 import { batchOfOneSize, RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
@@ -29,6 +30,8 @@ export interface KafkaSinkOptions {
   /** Encoders of the Avro outputs; dead letters keep their original bytes. */
   encoders: Record<Exclude<OutputName, 'deadLetters'>, TopicEncoder>;
   lingerMs?: number;
+  /** Codec of the record batches (`kafka.compression`); none by default. */
+  compression?: OutputCompression;
   /** Most messages in one request. */
   maxBatchMessages?: number;
   /** Record batch limit for every output topic instead of their max.message.bytes; for tests. */
@@ -226,6 +229,7 @@ export class KafkaSink implements OutputSink {
           [...byTopic.keys()],
           this.#producer.sendBatch({
             acks: -1,
+            compression: compressionType(this.#options.compression ?? 'none'),
             topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
           }),
         );

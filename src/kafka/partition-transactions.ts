@@ -15,6 +15,7 @@ import { backoffDelay } from '../retry/backoff.ts';
 import { isFenced, KafkaError, notAuthorized, onTransactionalId, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
+import { compressionType, type OutputCompression } from './output-compression.ts';
 import { isTopicLost, topicMissing, TopicWatch } from './topic-watch.ts';
 
 export interface PartitionTransactionsOptions {
@@ -24,6 +25,8 @@ export interface PartitionTransactionsOptions {
   encode(message: OutputMessage): Encoded;
   /** Record batch limit (max.message.bytes) per output topic. */
   limit(topic: string): number;
+  /** Codec of the record batches (`kafka.compression`); none by default. */
+  compression?: OutputCompression;
   /** Most messages in one produce request. */
   maxBatchMessages?: number;
 }
@@ -145,6 +148,7 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
           [...chunk.keys()],
           transaction.sendBatch({
             acks: -1,
+            compression: compressionType(this.#options.compression ?? 'none'),
             topicMessages: [...chunk].map(([topic, list]) => ({ topic, messages: list })),
           }),
         );

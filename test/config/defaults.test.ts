@@ -13,6 +13,7 @@ describe('defaults', () => {
         groupId: 'partner-enrich',
         readerGroupPrefix: 'partner-enrich-',
         ssl: false,
+        compression: 'none',
         connectionTimeoutMs: 10_000,
         sessionTimeoutMs: 30_000,
       },

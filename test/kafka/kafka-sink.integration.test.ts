@@ -3,9 +3,10 @@
 // never fit fails alone, and each key's order survives the split.
 import { Kafka, logLevel, type AdminConfig, type KafkaMessage } from 'kafkajs';
 import { freePort } from '../../deploy/local/processes.ts';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
+import { installCompressionCodecs } from '../../src/kafka/compression-codecs.ts';
 import { KafkaSink, type KafkaSinkOptions } from '../../src/kafka/kafka-sink.ts';
 import {
   matchedOutputs,
@@ -15,7 +16,15 @@ import {
 } from '../../src/pipeline/outputs.ts';
 import type { PartnerWork } from '../../src/pipeline/records.ts';
 import { readAll } from '../support/enrichment.ts';
-import { eventually, kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
+import {
+  batchCodecs,
+  eventually,
+  kafkaClient,
+  setTopicConfig,
+  setTopicLimit,
+  uniqueName,
+  withTopics,
+} from '../support/kafka.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
 const LIMIT = 64 * 1024;
@@ -356,5 +365,43 @@ describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
     });
     await sink.send(['a', 'b', 'c'].map((l) => deadLetter('P-1', l, 10_000)));
     expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toEqual(['a', 'b', 'c']);
+  });
+});
+
+describe('Kafka sink with kafka.compression', () => {
+  beforeAll(installCompressionCodecs);
+
+  it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)(
+    "writes %s-compressed record batches, which the broker keeps as they are, or decodes with Java's codecs to recompress for a topic of another compression.type: every message read back as sent",
+    async (compression) => {
+      const out = await outputs();
+      await setTopicConfig(out.kafka, out.topics.storage, 'compression.type', 'gzip');
+      const sink = await out.sink({ compression });
+      await sink.send([
+        ...matchMessages('P-1'),
+        ...matchMessages('P-2'),
+        ...['a', 'b', 'c'].map((l) => deadLetter('P-1', l, 10_000)),
+      ]);
+      let letters: KafkaMessage[] = [];
+      const codecs = await batchCodecs(async () => {
+        letters = await readAll(out.kafka, out.topics.deadLetters);
+      });
+      expect(codecs).toEqual(new Set([compression]));
+      expect(letters.map(label)).toEqual(['a', 'b', 'c']);
+      expect(letters[0]?.value?.length).toBe(10_000);
+      let stored: KafkaMessage[] = [];
+      const recompressed = await batchCodecs(async () => {
+        stored = await readAll(out.kafka, out.topics.storage);
+      });
+      expect(recompressed).toEqual(new Set(['gzip']));
+      expect(stored.map((m) => m.key?.toString())).toEqual(['P-1', 'P-2']);
+    },
+  );
+
+  it('writes uncompressed batches by default', async () => {
+    const out = await outputs();
+    const sink = await out.sink();
+    await sink.send([deadLetter('P-1', 'a', 10_000)]);
+    expect(await batchCodecs(() => readAll(out.kafka, out.topics.deadLetters))).toEqual(new Set());
   });
 });

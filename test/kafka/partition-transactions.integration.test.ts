@@ -2,7 +2,16 @@
 // outputs and the consumed offset together, one after another on the partition's producer.
 import type { Kafka } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kafkaClient, setTopicLimit, uniqueName, withTopics } from '../support/kafka.ts';
+import { installCompressionCodecs } from '../../src/kafka/compression-codecs.ts';
+import { readAll } from '../support/enrichment.ts';
+import {
+  batchCodecs,
+  eventually,
+  kafkaClient,
+  setTopicLimit,
+  uniqueName,
+  withTopics,
+} from '../support/kafka.ts';
 import { plainTransactions } from '../support/plain-transactions.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -75,6 +84,42 @@ describe('KafkaPartitionTransactions', () => {
     }
     expect(await committedOffsets(kafka, groupId, input)).toEqual([
       { partition: 0, offset: '-1', metadata: null },
+    ]);
+  }, 60_000);
+
+  it('commits zstd-compressed outputs (kafka.compression) with the offset, read back as sent', async () => {
+    installCompressionCodecs();
+    const { kafka, input, output, groupId } = await setUp();
+    const ref = { topic: input, partition: 0 };
+    const txns = plainTransactions(kafka, groupId, output, { compression: 'zstd' });
+    await txns.open(ref);
+    try {
+      const messages = txns.prepare(
+        ['k1', 'k2', 'k3'].map((key) => ({ output: 'matches', key, value: null })),
+      );
+      await txns.commit(ref, messages, { ...ref, offset: 1 });
+    } finally {
+      await txns.closeAll();
+    }
+    // Read again until the commit's markers are written: a read_committed fetch before that
+    // returns nothing, which the reader takes for the partition's end.
+    const codecs = new Set<string>();
+    let read: string[] = [];
+    await eventually(
+      async () => {
+        for (const codec of await batchCodecs(async () => {
+          read = (await readAll(kafka, output)).map((m) => String(m.value));
+        }))
+          codecs.add(codec);
+        return read.length === 3;
+      },
+      10_000,
+      'the committed outputs read',
+    );
+    expect(codecs).toEqual(new Set(['zstd']));
+    expect(read).toEqual(['k1', 'k2', 'k3']);
+    expect(await committedOffsets(kafka, groupId, input)).toEqual([
+      { partition: 0, offset: '1', metadata: null },
     ]);
   }, 60_000);
 });

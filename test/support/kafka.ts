@@ -1,7 +1,7 @@
 // Integration helpers: clients for the broker the global setup started, topics with
 // random names that are always deleted afterwards.
 import { randomUUID } from 'node:crypto';
-import { Kafka, logLevel, type Admin } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
 import { inject } from 'vitest';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 
@@ -91,3 +91,38 @@ export async function setTopicConfig(
 /** Sets a topic's max.message.bytes (setTopicConfig). */
 export const setTopicLimit = (kafka: Kafka, topic: string, bytes: number): Promise<void> =>
   setTopicConfig(kafka, topic, 'max.message.bytes', String(bytes));
+
+/**
+ * The codecs of a topic's record batches as the broker keeps them, read to the end: the codecs
+ * kafkajs's table is asked for while `read` runs (uncompressed batches ask for none).
+ */
+export async function batchCodecs(read: () => Promise<unknown>): Promise<Set<string>> {
+  const table = kafkajs.CompressionCodecs as unknown as Record<number, () => Codec>;
+  const saved = { ...table };
+  const seen = new Set<string>();
+  for (const [name, type] of Object.entries(kafkajs.CompressionTypes)) {
+    const factory = typeof type === 'number' ? saved[type] : undefined;
+    if (factory === undefined) continue;
+    table[type as number] = () => {
+      const codec = factory();
+      return {
+        ...codec,
+        decompress: (buffer: Buffer) => {
+          seen.add(name.toLowerCase());
+          return codec.decompress(buffer);
+        },
+      };
+    };
+  }
+  try {
+    await read();
+  } finally {
+    Object.assign(table, saved);
+  }
+  return seen;
+}
+
+interface Codec {
+  compress(encoder: { buffer: Buffer }): Promise<Buffer>;
+  decompress(buffer: Buffer): Promise<Buffer>;
+}

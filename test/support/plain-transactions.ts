@@ -1,7 +1,10 @@
 // Exactly-once transactions of one input partition with plain bytes instead of Avro: the
 // transactions do not look into the messages.
 import type { Kafka } from 'kafkajs';
-import { KafkaPartitionTransactions } from '../../src/kafka/partition-transactions.ts';
+import {
+  KafkaPartitionTransactions,
+  type PartitionTransactionsOptions,
+} from '../../src/kafka/partition-transactions.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 
 /** Every output goes to `output`, its key as key and value. */
@@ -9,6 +12,7 @@ export const plainTransactions = (
   kafka: Kafka,
   groupId: string,
   output: string,
+  options: Pick<PartitionTransactionsOptions, 'compression'> = {},
 ): KafkaPartitionTransactions =>
   new KafkaPartitionTransactions(kafka, {
     groupId,
@@ -18,4 +22,5 @@ export const plainTransactions = (
       return { topic: output, message: { key: value, value }, bytes: value.length };
     },
     limit: () => 1_000_000,
+    ...options,
   });

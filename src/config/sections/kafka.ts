@@ -11,6 +11,7 @@ import {
   secret,
   secretFields,
 } from '../fields.ts';
+import { OUTPUT_COMPRESSIONS } from '../../kafka/output-compression.ts';
 import { DEFAULT_READER_GROUP_PREFIX } from '../../kafka/topic-reader.ts';
 
 /** host:port, with IPv6 hosts in brackets as Kafka writes them. */
@@ -56,6 +57,12 @@ export const kafkaSection = z.strictObject({
     .default(false)
     .describe('TLS: `true` with system CAs, or an object with ca, cert, key.'),
   sasl: saslOptions.optional(),
+  compression: z
+    .enum(OUTPUT_COMPRESSIONS)
+    .default('none')
+    .describe(
+      "Compression of the record batches written to the output topics (matches, events, storage, dead letters): less network and disk for some CPU. The topics' own `compression.type` (default `producer`) decides what the broker keeps. Batches are cut by their uncompressed size, so a message over its topic's max.message.bytes is a dead letter even where it would fit compressed. Every codec is read whatever this says.",
+    ),
   connectionTimeoutMs: durationMs(10_000).describe('Time to establish a broker connection.'),
   sessionTimeoutMs: durationMs(30_000).describe('Consumer group session timeout.'),
 });
