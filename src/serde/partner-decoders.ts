@@ -8,6 +8,7 @@ import { pipelineSchema } from './schemas.ts';
 import { blockCountCheck } from './block-counts.ts';
 import { SerdeError } from './errors.ts';
 import { nullableReader } from './nullable-reader.ts';
+import { readerNamedLike } from './writer-names.ts';
 import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes, withoutBom } from './utf8.ts';
 
 export interface PartnerDecoder {
@@ -85,7 +86,10 @@ export function jsonPartnerDecoder(): PartnerDecoder {
 }
 
 interface KnownWriter {
-  /** The pipeline's reader, or its nullable form for a writer that makes a required field nullable. */
+  /**
+   * The pipeline's reader, or its nullable form for a writer that makes a required field
+   * nullable; either named like the writer where only namespaces differ (writer-names.ts).
+   */
   reader: avro.Type;
   resolver: avro.Resolver;
   /** Decoded with the nullable reader: each record is checked against the pipeline's reader. */
@@ -155,11 +159,12 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     }
     let resolved: Pick<KnownWriter, 'reader' | 'resolver' | 'nullable'>;
     try {
-      resolved = { reader, resolver: reader.createResolver(writer), nullable: false };
+      const named = readerNamedLike(reader, writer);
+      resolved = { reader: named, resolver: named.createResolver(writer), nullable: false };
     } catch (error) {
       try {
-        nullable ??= nullableReader(reader);
-        resolved = { reader: nullable, resolver: nullable.createResolver(writer), nullable: true };
+        const lenient = readerNamedLike((nullable ??= nullableReader(reader)), writer);
+        resolved = { reader: lenient, resolver: lenient.createResolver(writer), nullable: true };
       } catch {
         // The reason of the pipeline's own reader: it names what the writer cannot give.
         refuse(schemaId, error);

@@ -35,6 +35,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await deleteSubject(`${topic}-value`);
   await deleteSubject(`${topic}-nullable-value`);
+  for (const suffix of ['namespaced', 'namespaced-nullable', 'renamed'])
+    await deleteSubject(`${topic}-${suffix}-value`);
 });
 
 /**
@@ -53,6 +55,19 @@ function nullableWriter(): object {
     }
   }
   return schema;
+}
+
+/**
+ * The pipeline's schema as a producer generates it in a namespace of its own (a Java package):
+ * every named type, the nested records too, under that namespace.
+ */
+function namespacedWriter(
+  namespace: string,
+  schema: object = JSON.parse(pipelineSchema('PartnerRecord').text) as object,
+): object {
+  const text = JSON.stringify(schema);
+  if (!text.includes('"partnerenrich.v1.')) throw new Error('the pipeline schema names its types otherwise');
+  return JSON.parse(text.replaceAll('"partnerenrich.v1.', `"${namespace}.`)) as object;
 }
 
 describe('Avro partner decoder (real schema registry)', () => {
@@ -96,6 +111,45 @@ describe('Avro partner decoder (real schema registry)', () => {
     });
     // Decoded without waiting once the writer is known, the same way.
     expect(decoder.decodeNow?.(await registry.encode(id, partner))).toEqual(partner);
+  });
+
+  it('regression: a writer schema in the producer\'s own namespace (com.acme.crm.PartnerRecord and its nested records) was DECODE_INCOMPATIBLE_SCHEMA for every record (avsc: "no alias found"), though Avro resolves records by unqualified name and the registry\'s compatibility check accepts it; now it decodes, nullable fields too, and another record name is still refused', async () => {
+    const partner = {
+      partnerId: 'P-3',
+      sourceSystem: 'ERP',
+      names: ['Muster GmbH'],
+      legalForm: null,
+      addresses: [
+        { street: 'Weg', houseNumber: '1', postCode: '10115', town: 'Berlin', region: null, country: 'DE' },
+      ],
+      identifiers: [{ type: 'LEI', value: '529900T8BM49AURSDO55', country: null }],
+      taxNumbers: [{ type: 'DE_VAT_ID', value: 'DE123456789' }],
+      changedAt: 1,
+    };
+    const register = async (schema: object, suffix: string) =>
+      (
+        await registry.register(
+          { type: SchemaType.AVRO, schema: JSON.stringify(schema) },
+          { subject: `${topic}-${suffix}-value` },
+        )
+      ).id;
+    const decoder = avroPartnerDecoder(registry);
+    const java = await register(namespacedWriter('com.acme.crm'), 'namespaced');
+    expect(await decoder.decode(await registry.encode(java, partner))).toEqual(partner);
+    expect(decoder.decodeNow?.(await registry.encode(java, partner))).toEqual(partner);
+    const nullableJava = await register(
+      namespacedWriter('com.acme.crm', nullableWriter()),
+      'namespaced-nullable',
+    );
+    expect(await decoder.decode(await registry.encode(nullableJava, partner))).toEqual(partner);
+    const renamed = await register(
+      { ...namespacedWriter('com.acme.crm'), name: 'com.acme.crm.Customer' },
+      'renamed',
+    );
+    await expect(decoder.decode(await registry.encode(renamed, partner))).rejects.toMatchObject({
+      code: 'DECODE_INCOMPATIBLE_SCHEMA',
+      details: { schemaId: renamed },
+    });
   });
 
   it('decodes a genuine U+FFFD', async () => {
