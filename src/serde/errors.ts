@@ -9,7 +9,11 @@ export const SERDE_ERROR_CODES = [
   'DECODE_NOT_AVRO',
   /** The schema id in the message is not known to the schema registry. */
   'DECODE_UNKNOWN_SCHEMA_ID',
-  /** The writer schema the registry serves cannot be built (not Avro, a default avsc refuses) or read with the pipeline's reader schema; found once per schema id. */
+  /**
+   * The writer schema the registry serves cannot be built (not Avro, a default avsc refuses) or
+   * read with the pipeline's reader schema (its records matched by name without namespace, its
+   * required fields taken as nullable); found once per schema id.
+   */
   'DECODE_INCOMPATIBLE_SCHEMA',
   /** Avro bytes that end early, carry trailing garbage, count more array or map items than the bytes left can hold, or more than 10,000 array items that take no bytes (nulls, empty records) in all. */
   'DECODE_CORRUPT_AVRO',
