@@ -122,7 +122,8 @@ export class KafkaSource implements RecordSource {
 
   async start(handler: SourceHandler): Promise<void> {
     const { topic } = this.#options;
-    const { GROUP_JOIN, REBALANCING, CRASH, FETCH_START, FETCH, REQUEST } = this.#consumer.events;
+    const { GROUP_JOIN, REBALANCING, CRASH, FETCH_START, FETCH, REQUEST, END_BATCH_PROCESS } =
+      this.#consumer.events;
     const fetching = new TopicWatch(this.#kafka).stall([topic], (error) => {
       if (!this.#stopped) handler.failed(error);
     });
@@ -141,6 +142,17 @@ export class KafkaSource implements RecordSource {
     this.#consumer.on(REBALANCING, () => {
       this.#joining = true;
       handler.rebalancing();
+    });
+    // A fetch of a transaction's marker (or of aborted records) alone never reaches eachBatch:
+    // kafkajs moves past it and says so here. Without telling the pipeline, the committed
+    // position of an input written in transactions stayed on the last marker, one short of the
+    // partition's end for good (a lag of 1 to every tool that reads it).
+    this.#consumer.on(END_BATCH_PROCESS, ({ payload }) => {
+      if (payload.batchSize !== 0 || this.#stopped) return;
+      // Not taken as the partition's next offset (#next): kafkajs does not tell a batch fetched
+      // before a join or seek from one after it here, and a stale one must not fail the source.
+      const offset = Number(payload.lastOffset);
+      handler.passed?.({ topic: payload.topic, partition: payload.partition, offset });
     });
     this.#consumer.on(CRASH, ({ payload }) => {
       // kafkajs disconnects before it restarts: the group takes back every partition.
@@ -165,6 +177,7 @@ export class KafkaSource implements RecordSource {
           return;
         }
         let lastHeartbeat = Date.now();
+        let taken = 0;
         for (const message of batch.messages) {
           if (this.#stopped || !isRunning() || isStale()) break;
           const record: InputRecord = {
@@ -175,10 +188,11 @@ export class KafkaSource implements RecordSource {
             timestamp: Number(message.timestamp),
           };
           if (message.headers) record.originalHeaders = message.headers as RecordHeaders;
-          const taken = traceConsume(record, this.#options.groupId, () => handler.offer(record));
+          const offered = traceConsume(record, this.#options.groupId, () => handler.offer(record));
           // Not taken (intake full, or the partition is not ours): the next fetch after resume
           // starts here, since only resolved offsets move kafkajs's fetch position.
-          if (!taken) break;
+          if (!offered) break;
+          taken += 1;
           resolveOffset(message.offset);
           this.#next.set(batch.partition, record.position.offset + 1);
           if (Date.now() - lastHeartbeat > HEARTBEAT_EVERY_MS) {
@@ -186,6 +200,12 @@ export class KafkaSource implements RecordSource {
             lastHeartbeat = Date.now();
           }
         }
+        // Every record taken: kafkajs moves the fetch past a transaction's marker that ends the
+        // batch (resolving the last record resolves it), so the pipeline hears of it here.
+        const last = batch.messages.at(-1);
+        const end = Number(batch.lastOffset());
+        if (taken === batch.messages.length && last !== undefined && end > Number(last.offset))
+          handler.passed?.({ topic: batch.topic, partition: batch.partition, offset: end });
       },
     });
   }

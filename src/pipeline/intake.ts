@@ -16,7 +16,13 @@ import type { FlowControl } from './flow-control.ts';
 import type { FailureStage } from './outputs.ts';
 import type { Ownership } from './ownership.ts';
 import type { PartitionRef, PipelineObserver } from './ports.ts';
-import { nextWorkId, positionKey, type InputRecord, type PartnerWork } from './records.ts';
+import {
+  nextWorkId,
+  positionKey,
+  type InputRecord,
+  type PartnerWork,
+  type SourcePosition,
+} from './records.ts';
 
 export interface IntakeOptions {
   maxInFlightRecords: number;
@@ -152,6 +158,18 @@ export class Intake {
       }
     });
     return true;
+  }
+
+  /**
+   * Offsets without a record for the pipeline (SourceHandler.passed): whether they are now
+   * tracked in their partition's order, to be finished at once. Nothing of them is in flight.
+   */
+  pass(position: SourcePosition): boolean {
+    // Before its restore (exactly-once: before the rewind to the committed position) a
+    // partition's fetches may still be from where its former owner or an earlier join left it.
+    const intake = this.#partitions.get(keyOf(position));
+    if (!intake?.restored || this.#stopped) return false;
+    return this.#parts.watermark.track(position);
   }
 
   /** Records of a partition are finished (outputs written); counts only for the current owner. */

@@ -233,6 +233,9 @@ export class Pipeline {
   async start(): Promise<void> {
     await this.#parts.source.start({
       offer: (record) => this.#intake.offer(record),
+      passed: (position) => {
+        if (this.#intake.pass(position)) this.#committer.done([position]);
+      },
       assigned: (partitions) => this.#assigned(partitions),
       revoked: (partitions) => this.#revoked(partitions),
       rebalancing: () => this.#rebalancing(),

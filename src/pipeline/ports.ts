@@ -2,7 +2,7 @@
 // embedded default, tests and demos.
 import type { Committable } from './commit-watermark.ts';
 import type { OutputMessage } from './outputs.ts';
-import type { InputRecord } from './records.ts';
+import type { InputRecord, SourcePosition } from './records.ts';
 
 export interface PartitionRef {
   topic: string;
@@ -25,6 +25,12 @@ export interface SourceHandler {
   rebalancing(): void;
   /** The source cannot go on (its consumer crashed and will not restart). */
   failed(error: Error): void;
+  /**
+   * The partition's offsets up to `position` hold no record for the pipeline (a transaction's
+   * commit or abort marker, aborted records): once the records before it are finished, its
+   * commit position may pass them. Called in order with the partition's records.
+   */
+  passed?(position: SourcePosition): void;
 }
 
 export interface RecordSource {

@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createKafkaEnrichment } from '../../src/cli/enrichment.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
-import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import {
   committedAndEndOffsets,
   createTopicsFor,
+  jsonPartnerMessages,
   produce,
   readAll,
   testConfig,
@@ -26,13 +25,7 @@ describe('partner-enrich run on Kafka with compressed topics', () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
-  const partners = upstreamPartners(generateDataset({ organizations: 1_000, seed: SEED }), {
-    count: PARTNERS,
-    seed: SEED,
-    invalid: 0,
-    resent: 0,
-    updated: 0,
-  }).map(({ partner }) => ({ key: String(partner?.partnerId), value: Buffer.from(JSON.stringify(partner)) }));
+  const partners = jsonPartnerMessages(PARTNERS, SEED);
 
   it.each(['lz4', 'snappy', 'zstd'])(
     'regression: a topic whose batches the broker keeps %s-compressed crashed `run` at its first fetch ("compression not implemented", exit 1 on every restart); now its records are enriched, and a restart restores the partners from the compressed storage topic',

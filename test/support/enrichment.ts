@@ -7,6 +7,8 @@ import { inject } from 'vitest';
 import { loadConfig, type Config, type ConfigInput } from '../../src/config/index.ts';
 import { createPipelineTopics, pipelineTopicNames } from '../../src/kafka/topics.ts';
 import { TopicReaders } from '../../src/kafka/topic-reader.ts';
+import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
+import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { uniqueName } from './kafka.ts';
@@ -144,4 +146,23 @@ export async function waitForFinished(
     if (Date.now() > deadline) throw new Error(`only ${finished()} of ${total} records finished in time`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * `count` distinct upstream partners of the sandbox's dataset (`organizations`, `seed`: a
+ * sandbox started with the same finds them) as PartnerRecord JSON input messages
+ * (`inputFormat: json`), keyed by partner id.
+ */
+export function jsonPartnerMessages(
+  count: number,
+  seed: number,
+  organizations = 1_000,
+): { key: string; value: Buffer }[] {
+  return upstreamPartners(generateDataset({ organizations, seed }), {
+    count,
+    seed,
+    invalid: 0,
+    resent: 0,
+    updated: 0,
+  }).map(({ partner }) => ({ key: String(partner?.partnerId), value: Buffer.from(JSON.stringify(partner)) }));
 }
