@@ -28,7 +28,9 @@ const sections = z.strictObject({
   inputFormat: z
     .enum(['avro', 'json'])
     .default('avro')
-    .describe('Encoding of Kafka input: Avro through the schema registry, or PartnerRecord JSON.'),
+    .describe(
+      "Encoding of Kafka input: Avro through the schema registry, or PartnerRecord JSON (plain, or behind the wire header of Confluent's JSON Schema serializer).",
+    ),
   kafka: kafkaSection.prefault({}),
   schemaRegistry: schemaRegistrySection.prefault({}),
   topics: topicsSection.prefault({}),

@@ -11,8 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { PartnerDecoder } from '../serde/partner-decoders.ts';
-import { jsonPartnerDecoder } from '../serde/partner-decoders.ts';
-import { checkUtf8, withoutBom } from '../serde/utf8.ts';
+import { jsonBody, jsonPartnerDecoder } from '../serde/partner-decoders.ts';
+import { checkUtf8 } from '../serde/utf8.ts';
 import { rfc3339Millis } from '../iso-time.ts';
 import { MappingError } from './errors.ts';
 
@@ -171,7 +171,7 @@ export async function loadMappingFile(
     rules,
     decoder: {
       async decode(bytes) {
-        const value = withoutBom(bytes);
+        const value = jsonBody(bytes);
         checkUtf8(value);
         let input: unknown;
         try {

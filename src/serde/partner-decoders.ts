@@ -49,11 +49,22 @@ function checkFields(type: avro.Type, value: unknown): PartnerRecord {
 /** A JSON escape of a UTF-16 surrogate (`\uD800` to `\uDFFF`), paired or not. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
+/**
+ * JSON as Confluent's JSON Schema serializer writes it: the wire format's magic byte and schema
+ * id before the text. No JSON text starts with a NUL byte, so the header is not mistaken for
+ * one; the schema it names is not needed, as the record is checked against the pipeline's own.
+ */
+const withoutWireHeader = (value: Buffer): Buffer =>
+  value.length > HEADER_LENGTH && value[0] === MAGIC_BYTE ? value.subarray(HEADER_LENGTH) : value;
+
+/** The JSON text of an input value: without a serializer's wire header or a byte order mark. */
+export const jsonBody = (value: Buffer): Buffer => withoutBom(withoutWireHeader(value));
+
 export function jsonPartnerDecoder(): PartnerDecoder {
   const type = pipelineSchema('PartnerRecord').type;
   return {
     async decode(bytes) {
-      const value = withoutBom(bytes);
+      const value = jsonBody(bytes);
       checkUtf8(value);
       const text = value.toString('utf8');
       let parsed: unknown;

@@ -5,7 +5,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { SchemaType } from '@kafkajs/confluent-schema-registry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchemaRegistry } from '../../src/cli/enrichment.ts';
-import { avroPartnerDecoder } from '../../src/serde/partner-decoders.ts';
+import { avroPartnerDecoder, jsonPartnerDecoder } from '../../src/serde/partner-decoders.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { partnerEncoder } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
@@ -35,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await deleteSubject(`${topic}-value`);
   await deleteSubject(`${topic}-nullable-value`);
-  for (const suffix of ['namespaced', 'namespaced-nullable', 'renamed'])
+  for (const suffix of ['namespaced', 'namespaced-nullable', 'renamed', 'json'])
     await deleteSubject(`${topic}-${suffix}-value`);
 });
 
@@ -150,6 +150,29 @@ describe('Avro partner decoder (real schema registry)', () => {
       code: 'DECODE_INCOMPATIBLE_SCHEMA',
       details: { schemaId: renamed },
     });
+  });
+
+  it("reads JSON input the registry's JSON Schema serializer wrote (inputFormat: json)", async () => {
+    const { id } = await registry.register(
+      {
+        type: SchemaType.JSON,
+        schema: JSON.stringify({ type: 'object', properties: { partnerId: { type: 'string' } } }),
+      },
+      { subject: `${topic}-json-value` },
+    );
+    const partner = {
+      partnerId: 'P-4',
+      sourceSystem: 'CRM',
+      names: ['Beispiel AG'],
+      legalForm: 'AG',
+      addresses: [],
+      identifiers: [],
+      taxNumbers: [],
+      changedAt: 2,
+    };
+    const wire = await registry.encode(id, partner);
+    expect(wire[0]).toBe(0);
+    expect(await jsonPartnerDecoder().decode(wire)).toEqual(partner);
   });
 
   it('decodes a genuine U+FFFD', async () => {

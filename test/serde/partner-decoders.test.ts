@@ -27,6 +27,15 @@ describe('JSON partner decoder', () => {
     await expect(decode(text)).rejects.toMatchObject({ code });
   });
 
+  it("regression: JSON behind the wire header of Confluent's JSON Schema serializer (magic byte 0, a 4-byte schema id) was DECODE_NOT_JSON for every record; now its text is read, and a value of the header alone is still refused", async () => {
+    const header = Buffer.from([0, 0, 0, 0, 42]);
+    const text = '{"partnerId":"P","sourceSystem":"S","changedAt":1}';
+    expect(await jsonPartnerDecoder().decode(Buffer.concat([header, Buffer.from(text)]))).toEqual(
+      await decode(text),
+    );
+    await expect(jsonPartnerDecoder().decode(header)).rejects.toMatchObject({ code: 'DECODE_NOT_JSON' });
+  });
+
   it('lists every invalid field path', async () => {
     await expect(
       decode('{"partnerId":1,"sourceSystem":"S","names":["a",2],"changedAt":1}'),
