@@ -18,11 +18,12 @@ const loadSnappy = (): typeof Snappy => (snappy ??= require('snappy') as typeof 
 const loadLz4 = (): typeof Lz4 => (lz4 ??= require('lz4-napi') as typeof Lz4);
 
 /** kafkajs hands a codec the encoder of the records to compress. */
-interface RecordsEncoder {
+export interface RecordsEncoder {
   buffer: Buffer;
 }
 
-interface Codec {
+/** What kafkajs's codec table holds for each codec. */
+export interface Codec {
   compress(encoder: RecordsEncoder): Promise<Buffer>;
   decompress(buffer: Buffer): Promise<Buffer>;
 }

@@ -19,12 +19,9 @@ import {
 } from '../../deploy/local/infra.ts';
 import { freePort } from '../../deploy/local/processes.ts';
 import { RefDataClient } from '../../src/refdata/index.ts';
-import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { buildSandboxApp, startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
-import { upstreamPartners } from '../../src/sandbox/upstream-partners.ts';
-import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { knownPartner, normalizedQuery } from '../sandbox/support/partners.ts';
-import { produce } from '../support/enrichment.ts';
+import { jsonPartnerMessages, produce } from '../support/enrichment.ts';
 import { kafkaClient, setTopicConfig } from '../support/kafka.ts';
 import { metricsCounter } from '../support/run-process.ts';
 import { allContainers, interruptBuild } from './support/interrupted-build.ts';
@@ -338,21 +335,11 @@ describe('the container image', () => {
     // The codecs kafkajs lacks are native modules the bundle requires from the image's
     // node_modules when a compressed batch first comes (docs/ARCHITECTURE.md).
     const kafka = kafkaClient(env.KAFKA_BROKERS);
-    const partners = upstreamPartners(generateDataset({ organizations: 500, seed: 2 }), {
-      count: 10,
-      seed: 2,
-      invalid: 0,
-      resent: 0,
-      updated: 0,
-    }).map(({ partner }) => partner as PartnerRecord);
+    const partners = jsonPartnerMessages(10, 2, 500);
     for (const [round, codec] of ['lz4', 'snappy'].entries()) {
       await setTopicConfig(kafka, env.PARTNER_ENRICH_TOPICS__INPUT, 'compression.type', codec);
       const batch = partners.slice(round * 5, round * 5 + 5);
-      await produce(
-        kafka,
-        env.PARTNER_ENRICH_TOPICS__INPUT,
-        batch.map((p) => ({ key: p.partnerId, value: Buffer.from(JSON.stringify(p)) })),
-      );
+      await produce(kafka, env.PARTNER_ENRICH_TOPICS__INPUT, batch);
       await until(
         `${codec} records enriched`,
         60_000,

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
 import { inject } from 'vitest';
+import type { Codec } from '../../src/kafka/compression-codecs.ts';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
@@ -120,9 +121,4 @@ export async function batchCodecs(read: () => Promise<unknown>): Promise<Set<str
     Object.assign(table, saved);
   }
   return seen;
-}
-
-interface Codec {
-  compress(encoder: { buffer: Buffer }): Promise<Buffer>;
-  decompress(buffer: Buffer): Promise<Buffer>;
 }
