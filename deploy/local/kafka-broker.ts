@@ -1,4 +1,4 @@
-// A single-node Kafka broker in KRaft mode (broker and controller in one JVM) on
+// Kafka in KRaft mode (each node broker and controller in one JVM), one node or a cluster, on
 // 127.0.0.1, run from Maven Central's jars with `java -cp`.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -127,77 +127,132 @@ export async function startRestartableKafkaBroker(
   version: string,
   secured?: Secured,
 ): Promise<RestartableBroker> {
+  const [broker] = await startNodes(runDir, version, 1, secured);
+  return broker as RestartableBroker;
+}
+
+/** Brokers of one cluster: the bootstrap list names them all; each can be killed and restarted. */
+export interface LocalCluster extends LocalBroker {
+  readonly nodes: RestartableBroker[];
+}
+
+/**
+ * A cluster of `size` nodes (each broker and controller, one KRaft quorum) as production runs
+ * Kafka: internal topics and new topics replicated to every node (at most 3), writes acknowledged
+ * by 2 in-sync replicas, so that one node killed leaves every partition writable.
+ */
+export async function startKafkaCluster(
+  runDir: RunDir,
+  version: string,
+  size: number,
+): Promise<LocalCluster> {
+  const nodes = await startNodes(runDir, version, size);
+  return { version, bootstrap: nodes.map((node) => node.bootstrap).join(','), nodes };
+}
+
+async function startNodes(
+  runDir: RunDir,
+  version: string,
+  size: number,
+  secured?: Secured,
+): Promise<RestartableBroker[]> {
   const libs = await fetchKafka(version);
-  const [port, controllerPort] = [await freePort(), await freePort()];
-  const name = `kafka-${version}`;
-  const dataDir = join(runDir.path, name);
-  const config = join(runDir.path, `${name}.properties`);
-  await writeFile(
-    config,
-    [
-      'process.roles=broker,controller',
-      'node.id=1',
-      `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
-      ...listenerSettings(port, controllerPort, secured),
-      'controller.listener.names=CONTROLLER',
-      `log.dirs=${dataDir}`,
-      'num.partitions=1',
-      // Topics are created explicitly by the code that needs them, as in production.
-      'auto.create.topics.enable=false',
-      'offsets.topic.replication.factor=1',
-      'offsets.topic.num.partitions=8',
-      'transaction.state.log.replication.factor=1',
-      'transaction.state.log.min.isr=1',
-      'transaction.state.log.num.partitions=4',
-      'group.initial.rebalance.delay.ms=0',
-      'log.retention.check.interval.ms=600000',
-      '',
-    ].join('\n'),
-  );
   const classpath = `${libs}/*`;
-  await run('java', [
-    '-cp',
-    classpath,
-    'kafka.tools.StorageTool',
-    'format',
-    '-t',
-    clusterId(),
-    '-c',
-    config,
-    ...scramCredentials(secured),
-  ]);
-  const jvm = ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true'];
-  const bootstrap = `127.0.0.1:${port}`;
-  const launch = async () => {
-    const service = await startService(runDir, name, 'java', [
-      ...jvm,
-      '-cp',
-      classpath,
-      'kafka.Kafka',
-      config,
-    ]);
-    await waitUntil(`Kafka ${version}`, () => answersMetadata(bootstrap, secured), {
-      timeoutMs: 90_000,
-      ...service,
-    });
+  const ports: { port: number; controllerPort: number }[] = [];
+  for (let i = 0; i < size; i += 1) ports.push({ port: await freePort(), controllerPort: await freePort() });
+  const voters = ports.map(({ controllerPort }, i) => `${i + 1}@127.0.0.1:${controllerPort}`).join(',');
+  const replicas = Math.min(size, 3);
+  const minIsr = Math.min(size, 2);
+  const id = clusterId();
+  const configs = await Promise.all(
+    ports.map(async ({ port, controllerPort }, i) => {
+      const name = size === 1 ? `kafka-${version}` : `kafka-${version}-node${i + 1}`;
+      const config = join(runDir.path, `${name}.properties`);
+      await writeFile(
+        config,
+        [
+          'process.roles=broker,controller',
+          `node.id=${i + 1}`,
+          `controller.quorum.voters=${voters}`,
+          ...listenerSettings(port, controllerPort, secured),
+          'controller.listener.names=CONTROLLER',
+          `log.dirs=${join(runDir.path, name)}`,
+          'num.partitions=1',
+          `default.replication.factor=${replicas}`,
+          `min.insync.replicas=${minIsr}`,
+          // Topics are created explicitly by the code that needs them, as in production.
+          'auto.create.topics.enable=false',
+          `offsets.topic.replication.factor=${replicas}`,
+          'offsets.topic.num.partitions=8',
+          `transaction.state.log.replication.factor=${replicas}`,
+          `transaction.state.log.min.isr=${minIsr}`,
+          'transaction.state.log.num.partitions=4',
+          'group.initial.rebalance.delay.ms=0',
+          'log.retention.check.interval.ms=600000',
+          '',
+        ].join('\n'),
+      );
+      await run('java', [
+        '-cp',
+        classpath,
+        'kafka.tools.StorageTool',
+        'format',
+        '-t',
+        id,
+        '-c',
+        config,
+        ...scramCredentials(secured),
+      ]);
+      return { name, config, bootstrap: `127.0.0.1:${port}` };
+    }),
+  );
+  const nodes = configs.map((node) => restartableNode(runDir, version, classpath, node, secured));
+  // Each node is started before any is waited for: a node answers once the quorum has a
+  // leader, which needs a majority of them up.
+  for (const node of nodes) await node.launch();
+  await Promise.all(nodes.map((node) => node.ready()));
+  return nodes;
+}
+
+const JVM = ['-Xms128m', '-Xmx768m', '-XX:+UseSerialGC', '-Djava.awt.headless=true'];
+
+function restartableNode(
+  runDir: RunDir,
+  version: string,
+  classpath: string,
+  { name, config, bootstrap }: { name: string; config: string; bootstrap: string },
+  secured?: Secured,
+): RestartableBroker & { launch(): Promise<void>; ready(): Promise<void> } {
+  let service: Awaited<ReturnType<typeof startService>> | undefined;
+  const running = () => {
+    if (!service) throw new Error(`${name} was never started`);
     return service;
   };
-  let service = await launch();
-  return {
+  const node = {
     version,
     bootstrap,
     get pid() {
-      return service.pid;
+      return running().pid;
     },
+    async launch() {
+      service = await startService(runDir, name, 'java', [...JVM, '-cp', classpath, 'kafka.Kafka', config]);
+    },
+    ready: () =>
+      waitUntil(`Kafka ${version} (${name})`, () => answersMetadata(bootstrap, secured), {
+        timeoutMs: 90_000,
+        ...running(),
+      }),
     async kill() {
       // The JVM leads its own process group (startService); no SIGTERM first, so no shutdown hook runs.
-      process.kill(-service.pid, 'SIGKILL');
-      while (!service.exited()) await sleep(50);
+      process.kill(-running().pid, 'SIGKILL');
+      while (!running().exited()) await sleep(50);
     },
     async restart() {
-      if (!service.exited()) throw new Error(`Kafka ${version} is still running (pid ${service.pid})`);
-      service = await launch();
+      if (!running().exited()) throw new Error(`Kafka ${version} is still running (pid ${running().pid})`);
+      await node.launch();
+      await node.ready();
     },
-    stop: () => stopProcess(service.pid),
+    stop: () => stopProcess(running().pid),
   };
+  return node;
 }

@@ -10,7 +10,11 @@ import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { inject } from 'vitest';
 import { defaultInfrastructureOptions } from '../../../deploy/local/infra.ts';
-import { startRestartableKafkaBroker, type RestartableBroker } from '../../../deploy/local/kafka-broker.ts';
+import {
+  startKafkaCluster,
+  startRestartableKafkaBroker,
+  type RestartableBroker,
+} from '../../../deploy/local/kafka-broker.ts';
 import type { RunDir } from '../../../deploy/local/processes.ts';
 import { createTopicsWithLeaders } from '../../../src/kafka/topics.ts';
 import { uniqueName } from '../../support/kafka.ts';
@@ -30,6 +34,8 @@ export const SANDBOX_SEED = 7;
 
 export interface ScenarioOptions {
   name: string;
+  /** Nodes of the scenario's Kafka cluster (1 by default; with more, topics have 3 replicas at most). */
+  brokers?: number;
   partitions: number;
   maxInFlightRecords: number;
   /** More PARTNER_ENRICH_* settings for the replicas. */
@@ -62,7 +68,9 @@ export interface ScenarioReport extends Reconciliation {
 export class Scenario {
   readonly options: ScenarioOptions;
   readonly runDir: RunDir;
-  readonly broker: RestartableBroker;
+  /** The cluster's nodes; `broker` is the first (a one-node cluster's only one). */
+  readonly brokers: RestartableBroker[];
+  readonly bootstrap: string;
   readonly proxy: RegistryProxy;
   readonly sandbox: SandboxProcess;
   readonly kafka: Kafka;
@@ -80,13 +88,14 @@ export class Scenario {
 
   private constructor(
     options: ScenarioOptions,
-    parts: { runDir: RunDir; broker: RestartableBroker; proxy: RegistryProxy; sandbox: SandboxProcess },
+    parts: { runDir: RunDir; brokers: RestartableBroker[]; proxy: RegistryProxy; sandbox: SandboxProcess },
   ) {
     this.options = options;
-    ({ runDir: this.runDir, broker: this.broker, proxy: this.proxy, sandbox: this.sandbox } = parts);
+    ({ runDir: this.runDir, brokers: this.brokers, proxy: this.proxy, sandbox: this.sandbox } = parts);
+    this.bootstrap = this.brokers.map((node) => node.bootstrap).join(',');
     this.kafka = new Kafka({
       clientId: `chaos-${options.name}`,
-      brokers: [this.broker.bootstrap],
+      brokers: this.bootstrap.split(','),
       logLevel: logLevel.NOTHING,
       retry: { retries: 10, initialRetryTime: 200 },
     });
@@ -107,12 +116,15 @@ export class Scenario {
 
   static async start(options: ScenarioOptions): Promise<Scenario> {
     const runDir = await scenarioRunDir(inject('chaosRunPath'));
-    const [broker, proxy, sandbox] = await Promise.all([
-      startRestartableKafkaBroker(runDir, KAFKA_VERSION),
+    const nodes = options.brokers ?? 1;
+    const [brokers, proxy, sandbox] = await Promise.all([
+      nodes === 1
+        ? startRestartableKafkaBroker(runDir, KAFKA_VERSION).then((broker) => [broker])
+        : startKafkaCluster(runDir, KAFKA_VERSION, nodes).then((cluster) => cluster.nodes),
       startRegistryProxy(inject('chaosRegistryUrl')),
       startSandboxProcess(runDir, { orgs: SANDBOX_ORGS, seed: SANDBOX_SEED }),
     ]);
-    const scenario = new Scenario(options, { runDir, broker, proxy, sandbox });
+    const scenario = new Scenario(options, { runDir, brokers, proxy, sandbox });
     await scenario.#createTopics();
     scenario.#poller.start();
     return scenario;
@@ -122,7 +134,7 @@ export class Scenario {
   env(): Record<string, string> {
     const t = this.topics;
     return {
-      PARTNER_ENRICH_KAFKA__BROKERS: this.broker.bootstrap,
+      PARTNER_ENRICH_KAFKA__BROKERS: this.bootstrap,
       PARTNER_ENRICH_KAFKA__GROUP_ID: this.groupId,
       PARTNER_ENRICH_KAFKA__SESSION_TIMEOUT_MS: '10000',
       PARTNER_ENRICH_SCHEMA_REGISTRY__URL: this.proxy.url,
@@ -133,6 +145,7 @@ export class Scenario {
       PARTNER_ENRICH_TOPICS__DEAD_LETTERS: t.deadLetters,
       PARTNER_ENRICH_TOPICS__STATE: t.state,
       PARTNER_ENRICH_TOPICS__PARTITIONS: String(this.options.partitions),
+      PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: String(Math.min(this.brokers.length, 3)),
       PARTNER_ENRICH_REFDATA__BASE_URL: this.sandbox.url,
       PARTNER_ENRICH_REFDATA__API_KEY: 'sandbox-api-key',
       // Small bulks at a few requests a second: a scenario lasts long enough for its kills and
@@ -198,8 +211,13 @@ export class Scenario {
     this.#disruptions.push({ at: Date.now(), what });
   }
 
-  async killBroker(): Promise<void> {
-    await this.broker.kill();
+  /** The cluster's first node (a one-node cluster's only one). */
+  get broker(): RestartableBroker {
+    return this.brokers[0] as RestartableBroker;
+  }
+
+  async killBroker(node = this.broker): Promise<void> {
+    await node.kill();
     this.disrupted('broker SIGKILL');
   }
 
@@ -307,7 +325,11 @@ export class Scenario {
   async close(): Promise<void> {
     this.#poller.stop();
     await this.replicas.stopAll(5_000);
-    await Promise.allSettled([this.sandbox.stop(), this.broker.stop(), this.proxy.close()]);
+    await Promise.allSettled([
+      this.sandbox.stop(),
+      ...this.brokers.map((node) => node.stop()),
+      this.proxy.close(),
+    ]);
     await closeRunDir(this.runDir);
   }
 }
