@@ -207,10 +207,22 @@ export class Intake {
   async #admit(input: InputRecord, intake: PartitionIntake, epoch: number): Promise<void> {
     if (!this.#current(intake, epoch)) return;
     if (input.refused) return this.#parts.reject(input, 'decode', input.refused, epoch);
-    if (input.value === null) return this.#tombstone(input, epoch);
+    if (input.value === null) {
+      let partnerId: string;
+      try {
+        partnerId = await this.#partnerIdOfKey(input.key, intake, epoch);
+      } catch (error) {
+        if (!this.#current(intake, epoch)) return;
+        return this.#reject(input, 'decode', error, epoch);
+      }
+      if (!this.#current(intake, epoch)) return;
+      return this.#tombstone(input, partnerId, epoch);
+    }
+    const { decoder } = this.#parts;
+    const value = input.value;
     let partner: PartnerRecord;
     try {
-      partner = await this.#decode(input.value, intake, epoch);
+      partner = await this.#awaitRegistry(() => decoder.decode(value), intake, epoch);
     } catch (error) {
       if (!this.#current(intake, epoch)) return;
       return this.#reject(input, 'decode', error, epoch);
@@ -226,7 +238,15 @@ export class Intake {
     if (!decoder.decodeNow || input.refused) return false;
     if (!this.#current(intake, epoch)) return true;
     if (input.value === null) {
-      this.#tombstone(input, epoch);
+      let partnerId: string | undefined;
+      try {
+        partnerId = input.key && decoder.decodeKeyNow ? decoder.decodeKeyNow(input.key) : keyText(input.key);
+      } catch (error) {
+        this.#reject(input, 'decode', error, epoch);
+        return true;
+      }
+      if (partnerId === undefined) return false;
+      this.#tombstone(input, partnerId, epoch);
       return true;
     }
     let partner: PartnerRecord | undefined;
@@ -241,8 +261,7 @@ export class Intake {
     return true;
   }
 
-  #tombstone(input: InputRecord, epoch: number): void {
-    const partnerId = input.key?.toString('utf8') ?? '';
+  #tombstone(input: InputRecord, partnerId: string, epoch: number): void {
     if (!partnerId) {
       const error = new MappingError('MAPPING_MISSING_PARTNER_ID', 'tombstone without a key');
       return this.#parts.reject(input, 'mapping', error, epoch);
@@ -277,21 +296,29 @@ export class Intake {
     else this.#parts.fail(error as Error);
   }
 
+  /** The partner id a tombstone's key names (its schema, for a key in the wire format, fetched as a value's is). */
+  async #partnerIdOfKey(key: Buffer | null, intake: PartitionIntake, epoch: number): Promise<string> {
+    const { decoder } = this.#parts;
+    const { decodeKey } = decoder;
+    if (!key || !decodeKey) return keyText(key);
+    return this.#awaitRegistry(() => decodeKey.call(decoder, key), intake, epoch);
+  }
+
   /**
    * The schema registry being away is no reason to dead-letter a record: the partition
    * waits for it (paused, reported by readiness) for as long as it takes. Only what can be
    * retried is waited for: a registry refusing the credentials fails the pipeline at once.
    */
-  async #decode(value: Buffer, intake: PartitionIntake, epoch: number): Promise<PartnerRecord> {
-    const { decoder, flow, observer } = this.#parts;
+  async #awaitRegistry<T>(read: () => Promise<T>, intake: PartitionIntake, epoch: number): Promise<T> {
+    const { flow, observer } = this.#parts;
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const partner = await decoder.decode(value);
+        const result = await read();
         if (intake.waitingForRegistry) {
           intake.waitingForRegistry = false;
           flow.resume('schema-registry', intake.ref);
         }
-        return partner;
+        return result;
       } catch (error) {
         if (!isPartnerEnrichError(error) || !error.canRetry || !this.#current(intake, epoch)) throw error;
         if (!intake.waitingForRegistry) {
@@ -304,6 +331,9 @@ export class Intake {
     }
   }
 }
+
+/** A tombstone's key as text; no key names no partner (dead-lettered by #tombstone). */
+const keyText = (key: Buffer | null): string => key?.toString('utf8') ?? '';
 
 const keyOf = (ref: PartitionRef): string => positionKey(ref);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -19,6 +19,8 @@ export const SERDE_ERROR_CODES = [
   'DECODE_CORRUPT_AVRO',
   /** A string (JSON input as a whole, or an Avro string field; details.path names it, a map key as <map>.entries.<n>.key) that is not valid UTF-8. */
   'DECODE_INVALID_UTF8',
+  /** A tombstone's key in the Confluent wire format (a Confluent key serializer's) whose schema is not an Avro string, so it names no partner id: refused once per schema id. */
+  'DECODE_KEY_NOT_PARTNER_ID',
   /** The schema registry did not answer (unreachable, no answer within 10 s, an HTTP error but 401, 403 and 404): retried while decoding, never a dead letter by itself; at start, `run` exits. */
   'SCHEMA_REGISTRY_UNAVAILABLE',
   /** The schema registry refused the credentials (HTTP 401 or 403), while decoding or at start: never retried, never a dead letter; `run` exits non-zero. details.status. */

@@ -18,6 +18,14 @@ export interface PartnerDecoder {
    * undefined when decode() must be awaited instead. Throws as decode() rejects.
    */
   decodeNow?(value: Buffer): PartnerRecord | undefined;
+  /**
+   * The partner id a tombstone's key names, where the key's bytes are not simply its text:
+   * Avro input's keys may be written by a Confluent Avro key serializer (the wire format, an
+   * Avro string). Without this method a key is its UTF-8 text.
+   */
+  decodeKey?(key: Buffer): Promise<string>;
+  /** decodeKey() without waiting; undefined when the key's schema must be fetched first. */
+  decodeKeyNow?(key: Buffer): string | undefined;
 }
 
 /**
@@ -114,6 +122,13 @@ interface KnownWriter {
 const MAGIC_BYTE = 0;
 const HEADER_LENGTH = 5;
 
+const inWireFormat = (bytes: Buffer): boolean => bytes.length >= HEADER_LENGTH && bytes[0] === MAGIC_BYTE;
+
+const notPartnerIdKey = (schemaId: number, reason: string) =>
+  new SerdeError('DECODE_KEY_NOT_PARTNER_ID', `key of schema id ${schemaId} names no partner id: ${reason}`, {
+    details: { schemaId },
+  });
+
 /**
  * Confluent wire format (magic byte, 4-byte schema id, Avro body), read with the
  * pipeline's reader schema so that older and newer compatible writer schemas decode.
@@ -144,12 +159,10 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     throw incompatible(schemaId, reason);
   }
 
-  async function writerFor(schemaId: number): Promise<KnownWriter> {
-    const known = knownWriter(schemaId);
-    if (known) return known;
-    let writer: avro.Type;
+  /** The schema an id names; `refuse` is called when what the registry serves cannot be built. */
+  async function fetchSchema(schemaId: number, refuse: (error: unknown) => never): Promise<avro.Type> {
     try {
-      writer = (await registry.getSchema(schemaId)) as unknown as avro.Type;
+      return (await registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (error) {
       const { status, url } = error as { status?: unknown; url?: unknown };
       if (status === 404) {
@@ -163,11 +176,17 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
       // transport failures and timeouts as 400: the registry is waited for. An error without
       // one comes from building what the registry served (a JSON Schema, an Avro default avsc
       // refuses, an unknown schemaType), which asking again would only serve again.
-      if (typeof status !== 'number') refuse(schemaId, error);
+      if (typeof status !== 'number') refuse(error);
       throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry: ${(error as Error).message}`, {
         cause: error,
       });
     }
+  }
+
+  async function writerFor(schemaId: number): Promise<KnownWriter> {
+    const known = knownWriter(schemaId);
+    if (known) return known;
+    const writer = await fetchSchema(schemaId, (error) => refuse(schemaId, error));
     let resolved: Pick<KnownWriter, 'reader' | 'resolver' | 'nullable'>;
     try {
       const named = readerNamedLike(reader, writer);
@@ -192,7 +211,7 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
   }
 
   function schemaIdOf(value: Buffer): number {
-    if (value.length < HEADER_LENGTH || value[0] !== MAGIC_BYTE) {
+    if (!inWireFormat(value)) {
       throw new SerdeError(
         'DECODE_NOT_AVRO',
         'missing the magic byte and schema id of the Confluent wire format',
@@ -242,6 +261,44 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     return decoded as PartnerRecord;
   }
 
+  // Keys' schemas apart from values': an id is refused as a key for what makes it no partner id.
+  const keyWriters = new Map<number, avro.Type | { refused: string }>();
+
+  function knownKeyWriter(schemaId: number): avro.Type | undefined {
+    const known = keyWriters.get(schemaId);
+    if (known && 'refused' in known) throw notPartnerIdKey(schemaId, known.refused);
+    return known;
+  }
+
+  function refuseKey(schemaId: number, reason: string): never {
+    keyWriters.set(schemaId, { refused: reason });
+    throw notPartnerIdKey(schemaId, reason);
+  }
+
+  async function keyWriterFor(schemaId: number): Promise<avro.Type> {
+    const known = knownKeyWriter(schemaId);
+    if (known) return known;
+    const writer = await fetchSchema(schemaId, (error) => refuseKey(schemaId, (error as Error).message));
+    if (writer.typeName !== 'string')
+      refuseKey(schemaId, `its schema is an Avro ${writer.typeName}, not a string`);
+    keyWriters.set(schemaId, writer);
+    return writer;
+  }
+
+  function keyWith(writer: avro.Type, schemaId: number, key: Buffer): string {
+    try {
+      return writer.fromBuffer(key.subarray(HEADER_LENGTH)) as string;
+    } catch (error) {
+      throw new SerdeError(
+        'DECODE_CORRUPT_AVRO',
+        `Avro key of schema id ${schemaId}: ${(error as Error).message}`,
+        {
+          details: { schemaId },
+        },
+      );
+    }
+  }
+
   return {
     async decode(value) {
       const schemaId = schemaIdOf(value);
@@ -251,6 +308,18 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
       const schemaId = schemaIdOf(value);
       const writer = knownWriter(schemaId);
       return writer && decodeWith(writer, schemaId, value);
+    },
+    // No partner id's text starts with a NUL byte: such a key is in the wire format.
+    async decodeKey(key) {
+      if (!inWireFormat(key)) return key.toString('utf8');
+      const schemaId = key.readInt32BE(1);
+      return keyWith(await keyWriterFor(schemaId), schemaId, key);
+    },
+    decodeKeyNow(key) {
+      if (!inWireFormat(key)) return key.toString('utf8');
+      const schemaId = key.readInt32BE(1);
+      const writer = knownKeyWriter(schemaId);
+      return writer && keyWith(writer, schemaId, key);
     },
   };
 }

@@ -9,7 +9,7 @@ import { avroPartnerDecoder, jsonPartnerDecoder } from '../../src/serde/partner-
 import { pipelineSchema } from '../../src/serde/schemas.ts';
 import { partnerEncoder } from '../support/enrichment.ts';
 import { uniqueName } from '../support/kafka.ts';
-import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
+import { deleteSubject, registerWireSchema, schemaRegistry } from '../support/schema-registry.ts';
 import { avroPartnerWithName, INVALID_UTF8 } from './utf8-fixtures.ts';
 
 const registry = schemaRegistry();
@@ -37,6 +37,7 @@ afterAll(async () => {
   await deleteSubject(`${topic}-nullable-value`);
   for (const suffix of ['namespaced', 'namespaced-nullable', 'renamed', 'json'])
     await deleteSubject(`${topic}-${suffix}-value`);
+  for (const subject of [`${topic}-key`, `${topic}-record-key`]) await deleteSubject(subject);
 });
 
 /**
@@ -173,6 +174,30 @@ describe('Avro partner decoder (real schema registry)', () => {
     const wire = await registry.encode(id, partner);
     expect(wire[0]).toBe(0);
     expect(await jsonPartnerDecoder().decode(wire)).toEqual(partner);
+  });
+
+  it('reads the partner id of a key an Avro key serializer wrote, a plain key as its text, and refuses a key of another Avro type', async () => {
+    const stringKey = await registerWireSchema(`${topic}-key`, 'string');
+    const recordKey = await registerWireSchema(`${topic}-record-key`, {
+      type: 'record',
+      name: 'PartnerKey',
+      fields: [{ name: 'id', type: 'string' }],
+    });
+    const decoder = avroPartnerDecoder(registry);
+    expect(decoder.decodeKeyNow?.(Buffer.from('P-7'))).toBe('P-7');
+    const key = stringKey.encode('P-7');
+    // Its schema not fetched yet: the pipeline awaits decodeKey, which fetches it once.
+    expect(decoder.decodeKeyNow?.(key)).toBeUndefined();
+    expect(await decoder.decodeKey?.(key)).toBe('P-7');
+    expect(decoder.decodeKeyNow?.(stringKey.encode('P-8'))).toBe('P-8');
+    const refused = { code: 'DECODE_KEY_NOT_PARTNER_ID', details: { schemaId: recordKey.id } };
+    await expect(decoder.decodeKey?.(recordKey.encode({ id: 'P-7' }))).rejects.toMatchObject(refused);
+    expect(() => decoder.decodeKeyNow?.(recordKey.encode({ id: 'P-7' }))).toThrow(
+      expect.objectContaining(refused),
+    );
+    await expect(decoder.decodeKey?.(key.subarray(0, 6))).rejects.toMatchObject({
+      code: 'DECODE_CORRUPT_AVRO',
+    });
   });
 
   it('decodes a genuine U+FFFD', async () => {

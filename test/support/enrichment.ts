@@ -97,7 +97,7 @@ export async function producePartners(
 export async function produce(
   kafka: Kafka,
   topic: string,
-  messages: { key: string | null; value: Buffer | null; headers?: IHeaders; partition?: number }[],
+  messages: { key: string | Buffer | null; value: Buffer | null; headers?: IHeaders; partition?: number }[],
 ): Promise<void> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
