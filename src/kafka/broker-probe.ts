@@ -4,8 +4,13 @@
 import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
 import { KafkaError } from './errors.ts';
 
+// Retries for about 5 s: a broker of the cluster that crashed moments ago is still in the
+// metadata (the cluster fences it after broker.session.timeout.ms, 9 s by default), and the
+// probe's requests to it are refused; the brokers left answer the retries.
+const PROBE_RETRY = { retries: 4, initialRetryTime: 300 };
+
 export async function probeBrokers(config: KafkaConfig): Promise<void> {
-  const admin = new Kafka({ ...config, logLevel: logLevel.NOTHING, retry: { retries: 2 } }).admin();
+  const admin = new Kafka({ ...config, logLevel: logLevel.NOTHING, retry: PROBE_RETRY }).admin();
   try {
     await admin.connect();
     await admin.describeCluster();

@@ -2,7 +2,8 @@
 // leadership error (it retries only an unknown topic): a partition whose leader just moved, or
 // a topic so new that its leader does not serve it yet, failed the read once (seen in CI:
 // "This server is not the leader for that topic-partition" right after the topic was created).
-// Those are asked again, with the topic's metadata read anew, a few times.
+// Those are asked again, with the topic's metadata read anew, for up to about 20 s: a leader
+// that crashed stays the partition's leader until the cluster fences it (9 s by default).
 import type { Admin } from 'kafkajs';
 
 export interface PartitionOffsets {
@@ -11,8 +12,9 @@ export interface PartitionOffsets {
   high: string;
 }
 
-const ATTEMPTS = 6;
+const ATTEMPTS = 12;
 const FIRST_DELAY_MS = 100;
+const MAX_DELAY_MS = 3_000;
 
 const isRetriable = (error: unknown): boolean =>
   typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
@@ -31,7 +33,7 @@ export async function topicOffsets(
       }));
     } catch (error) {
       if (!isRetriable(error) || attempt >= ATTEMPTS) throw error;
-      await sleep(FIRST_DELAY_MS * 2 ** (attempt - 1));
+      await sleep(Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** (attempt - 1)));
       // Where the partitions' leaders are now.
       await admin.fetchTopicMetadata({ topics: [topic] }).catch(() => undefined);
     }

@@ -57,11 +57,14 @@ describe("a topic's offsets", () => {
     expect(calls.offsets).toBe(1);
   });
 
-  it('gives up after six attempts', async () => {
-    const { admin, calls } = adminFailing(Array.from({ length: 10 }, notLeader));
-    await expect(topicOffsets(admin, 't', noWait)).rejects.toMatchObject({
+  it('gives up after twelve attempts, about 20 s of waits in all: longer than a crashed leader stays one (9 s)', async () => {
+    const { admin, calls } = adminFailing(Array.from({ length: 20 }, notLeader));
+    const waits: number[] = [];
+    const recordWait = async (ms: number) => void waits.push(ms);
+    await expect(topicOffsets(admin, 't', recordWait)).rejects.toMatchObject({
       type: 'NOT_LEADER_FOR_PARTITION',
     });
-    expect(calls.offsets).toBe(6);
+    expect(calls.offsets).toBe(12);
+    expect(waits.reduce((sum, ms) => sum + ms, 0)).toBe(100 + 200 + 400 + 800 + 1_600 + 6 * 3_000);
   });
 });

@@ -1,0 +1,106 @@
+// `run` started moments after a broker of a three-node cluster crashed, as a supervisor restarts
+// a replica during a broker's outage: the crashed broker stays in the metadata until the cluster
+// fences it (broker.session.timeout.ms, 9 s), and may be named as the controller and as leader.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
+import { startKafkaCluster, type LocalCluster } from '../../deploy/local/kafka-broker.ts';
+import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
+import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
+import { cliEnv, startCli } from '../support/cli.ts';
+import {
+  committedAndEndOffsets,
+  createTopicsFor,
+  jsonPartnerMessages,
+  produce,
+  testTopics,
+} from '../support/enrichment.ts';
+import { eventually, uniqueName } from '../support/kafka.ts';
+import { deleteSubject } from '../support/schema-registry.ts';
+
+const SEED = 29;
+
+let runDir: RunDir;
+let cluster: LocalCluster;
+let kafka: Kafka;
+let sandbox: RunningSandbox;
+
+beforeAll(async () => {
+  runDir = await createRunDir(mkdtempSync(join(tmpdir(), 'broker-crash-')));
+  cluster = await startKafkaCluster(runDir, defaultInfrastructureOptions().kafkaVersions[0] as string, 3);
+  kafka = new Kafka({ brokers: cluster.bootstrap.split(','), logLevel: logLevel.NOTHING });
+  sandbox = await startSandbox({ port: 0, orgs: 1_000, seed: SEED });
+}, 180_000);
+
+afterAll(async () => {
+  await sandbox?.close();
+  await Promise.all((runDir?.pids ?? []).map((pid) => stopProcess(pid, 5_000)));
+  if (runDir) rmSync(runDir.path, { recursive: true, force: true });
+});
+
+describe('`run` started while a broker of three has just crashed', () => {
+  it.each(['at-least-once', 'exactly-once'] as const)(
+    'regression (%s): the start failed within seconds, an unexpected failure with a stack (exit 1: KafkaJSConnectionError ECONNREFUSED from kafkajs requests to "the controller" and the probe), whichever broker had crashed; now it starts and enriches with each of the three down',
+    async (delivery) => {
+      const topics = { ...testTopics(`crash-${delivery}`), partitions: 3, replicationFactor: 3 };
+      await createTopicsFor(kafka, topics);
+      const partners = jsonPartnerMessages(30, SEED);
+      try {
+        for (const [i, node] of cluster.nodes.entries()) {
+          const groupId = uniqueName('g');
+          await node.kill();
+          const child = startCli(['run'], {
+            ...cliEnv(sandbox.url, topics, groupId),
+            PARTNER_ENRICH_KAFKA__BROKERS: cluster.bootstrap,
+            PARTNER_ENRICH_TOPICS__PARTITIONS: '3',
+            PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: '3',
+            PARTNER_ENRICH_INPUT_FORMAT: 'json',
+            PARTNER_ENRICH_DELIVERY: delivery,
+          });
+          let output = '';
+          child.stdout?.on('data', (chunk: Buffer) => (output += chunk));
+          child.stderr?.on('data', (chunk: Buffer) => (output += chunk));
+          const exited = once(child, 'exit') as Promise<[number | null]>;
+          try {
+            // The test's own kafkajs clients meet the crashed broker too: asked again until it is fenced.
+            await eventually(
+              () =>
+                produce(kafka, topics.input, partners.slice(i * 10, i * 10 + 10)).then(
+                  () => true,
+                  () => false,
+                ),
+              30_000,
+              'the records written',
+            );
+            await eventually(
+              async () => {
+                if (child.exitCode !== null)
+                  throw new Error(`run exited ${child.exitCode}: ${output.slice(-2_000)}`);
+                const offsets = await committedAndEndOffsets(kafka, groupId, topics.input).catch(
+                  () => undefined,
+                );
+                return (
+                  offsets !== undefined && JSON.stringify(offsets.committed) === JSON.stringify(offsets.end)
+                );
+              },
+              60_000,
+              `node ${i + 1} down: the committed positions at the end offsets`,
+            );
+          } finally {
+            child.kill('SIGTERM');
+          }
+          const [code] = await exited;
+          expect(code, `node ${i + 1} down: ${output.slice(-2_000)}`).toBe(0);
+          await node.restart();
+        }
+      } finally {
+        for (const t of [topics.matches, topics.events, topics.storage]) await deleteSubject(`${t}-value`);
+      }
+    },
+    300_000,
+  );
+});
