@@ -135,6 +135,12 @@ export async function committedAndEndOffsets(
   }
 }
 
+/** The group's committed offsets of `topic` are its end offsets. */
+export async function committedAtEnd(kafka: Kafka, groupId: string, topic: string): Promise<boolean> {
+  const { committed, end } = await committedAndEndOffsets(kafka, groupId, topic);
+  return JSON.stringify(committed) === JSON.stringify(end);
+}
+
 /** Resolves when `finished()` reaches `total`, polling; fails with what was reached on time-out. */
 export async function waitForFinished(
   finished: () => number,
