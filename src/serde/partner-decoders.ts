@@ -1,7 +1,7 @@
 // Decoders from input bytes to a PartnerRecord. JSON input is checked against the
 // same Avro schema as Avro input (one source of truth), with Avro defaults filled in.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import type avro from 'avsc';
+import avro from 'avsc';
 import { redactUrl } from '../config/index.ts';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
@@ -123,6 +123,23 @@ const MAGIC_BYTE = 0;
 const HEADER_LENGTH = 5;
 
 const inWireFormat = (bytes: Buffer): boolean => bytes.length >= HEADER_LENGTH && bytes[0] === MAGIC_BYTE;
+
+const AVRO_STRING = avro.Type.forSchema('string');
+
+/**
+ * The partner id a key names, read without the registry: its text, or for a key in the wire
+ * format (a Confluent Avro key serializer's) the Avro string its body is; undefined for a body
+ * that is no Avro string alone. For tools that compare keys with a partner id given them (dlq
+ * replay --partner); the pipeline also checks the key's schema (decodeKey).
+ */
+export function partnerIdOfKey(key: Buffer): string | undefined {
+  if (!inWireFormat(key)) return key.toString('utf8');
+  try {
+    return AVRO_STRING.fromBuffer(key.subarray(HEADER_LENGTH)) as string;
+  } catch {
+    return undefined;
+  }
+}
 
 const notPartnerIdKey = (schemaId: number, reason: string) =>
   new SerdeError('DECODE_KEY_NOT_PARTNER_ID', `key of schema id ${schemaId} names no partner id: ${reason}`, {

@@ -6,6 +6,7 @@ import { KafkaError } from '../../kafka/errors.ts';
 import { batchOfOneSize, recordSize, requestsWithin } from '../../kafka/record-size.ts';
 import { topicLimits } from '../../kafka/topic-limits.ts';
 import { TopicReaders } from '../../kafka/topic-reader.ts';
+import { partnerIdOfKey } from '../../serde/partner-decoders.ts';
 import { FAILURE_STAGES, isPipelineHeader, VALUE_DROPPED_HEADER } from '../../pipeline/outputs.ts';
 import { reachableKafka } from '../enrichment.ts';
 import { reportFailure } from '../failure.ts';
@@ -34,7 +35,8 @@ export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage
   return (message) =>
     (options.stage === undefined || header(message, 'pe.stage') === options.stage) &&
     (options.code === undefined || header(message, 'pe.error.code') === options.code) &&
-    (options.partner === undefined || message.key?.toString() === options.partner) &&
+    (options.partner === undefined ||
+      (message.key !== null && partnerIdOfKey(message.key) === options.partner)) &&
     (since === undefined || Date.parse(header(message, 'pe.failed-at') ?? '') >= since);
 }
 
@@ -217,7 +219,10 @@ export function registerDlqReplay(program: Command): void {
     )
     .addOption(new Option('--stage <stage>', 'only dead letters of this stage').choices(FAILURE_STAGES))
     .option('--code <code>', 'only dead letters with this error code, e.g. TASK_FAILED')
-    .option('--partner <id>', 'only dead letters with this key (partner id)')
+    .option(
+      '--partner <id>',
+      "only dead letters with this partner id as key (the key's text, or the Avro string of a key in the schema registry's wire format)",
+    )
     .option(
       '--since <time>',
       'only dead letters that failed at or after this ISO 8601 time',
