@@ -198,7 +198,7 @@ interface Ends {
   state: PartnerState;
   /** Exactly-once outputs (Kafka, delivery exactly-once). */
   transactions?: TransactionalOutputs & { closeAll(): Promise<void> };
-  /** Where rerun jobs are kept; without it (files) no rerun runs. */
+  /** Where rerun jobs are kept, and the input topic's partitions; without it (files) no rerun runs. */
   reruns?: { jobs: RerunJobStore; inputTopic: string; partitionCount: number };
 }
 
@@ -285,7 +285,7 @@ function assemble(
       ...(quota ? { quota, rerunQuota } : {}),
       observer,
     },
-    pipelineOptions(config),
+    { ...pipelineOptions(config), checkInputKeys: (ends.reruns?.partitionCount ?? 1) > 1 },
   );
   pipelineRef.current = pipeline;
   return { pipeline, limiter, rerunQuota, unsubscribe: () => retryChannel.unsubscribe(onRetry) };

@@ -28,6 +28,38 @@ function perTurn(
   };
 }
 
+/** How often records not keyed by their partner id are logged: a steady upstream fault, counted in metrics. */
+const KEY_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * Counts records not keyed by their partner id and logs them at the next turn of the event
+ * loop, then at most once a KEY_WARNING_INTERVAL_MS with the counts since, and the first
+ * record's position as an example to look at.
+ */
+function keyWarnings(logger: Logger): NonNullable<PipelineObserver['keyNotPartnerId']> {
+  let counts = { missing: 0, other: 0 };
+  let example = '';
+  let lastAt = -Infinity;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    timer = undefined;
+    lastAt = Date.now();
+    logger.warn(
+      { records: counts, example },
+      "input records not keyed by their partner id: a partner's records on several partitions have a partner state on each (a Created event again, unchanged content looked up again); key the input by partner id (docs/OPERATIONS.md#input-keys)",
+    );
+    counts = { missing: 0, other: 0 };
+  };
+  return ({ topic, partition, offset }, missing) => {
+    if (missing) counts.missing += 1;
+    else counts.other += 1;
+    if (timer) return;
+    example = `${topic}[${partition}]@${offset}${missing ? ' (no key)' : ''}`;
+    // Not kept alive for it: the metric has the counts of a last interval cut short by a stop.
+    timer = setTimeout(flush, Math.max(0, lastAt + KEY_WARNING_INTERVAL_MS - Date.now())).unref();
+  };
+}
+
 export function logObserver(logger: Logger): PipelineObserver {
   const deadLettered = perTurn((fields) => logger.warn(fields, 'records dead-lettered'));
   const retried = perTurn((fields) => logger.info(fields, 'lookups retried'));
@@ -47,6 +79,7 @@ export function logObserver(logger: Logger): PipelineObserver {
       ),
     intakeResumed: (reason) => logger.info({ reason }, 'intake resumed'),
     deadLetter: (stage, code) => deadLettered({ stage, code }),
+    keyNotPartnerId: keyWarnings(logger),
     retry: (code, attempt) => retried({ code, attempt }),
     bulkFinished: (bulkId, tasks, ms) => logger.debug({ bulkId, tasks, ms }, 'bulk finished'),
     bulkFailed: (tasks, code, ms) => logger.warn({ tasks, code, ms }, 'bulk failed'),

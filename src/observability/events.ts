@@ -22,6 +22,8 @@ export type RecordsEvent =
   | { type: 'in'; source: RecordSource; count: number }
   | { type: 'out'; outcome: RecordOutcome; count: number }
   | { type: 'dead-letter'; reason: string; count: number }
+  /** Of a multi-partition input, keyed by something else than their partner id (`missing`: no key). */
+  | { type: 'key-not-partner-id'; missing: boolean; count: number }
   /** Read again with their outputs written already (not committed): finished without writing. */
   | { type: 'redelivered'; count: number }
   /** Under an intent whose submitter died: looked up here, consuming quota unless `paid`. */

@@ -21,6 +21,8 @@ export function subscribeMetrics(metrics: Metrics): () => void {
       else if (event.type === 'out') metrics.recordsOut.inc({ outcome: event.outcome }, count);
       else if (event.type === 'redelivered') metrics.recordsRedelivered.inc(count);
       else if (event.type === 'adopted') metrics.recordsAdopted.inc({ paid: String(event.paid) }, count);
+      else if (event.type === 'key-not-partner-id')
+        metrics.recordsKeyNotPartnerId.inc({ key: event.missing ? 'missing' : 'other' }, count);
       else metrics.deadLetters.inc({ reason: event.reason }, count);
     }),
     pipelineEvents.bulk.subscribe((event) => {

@@ -33,6 +33,8 @@ export interface Metrics {
   recordsRedelivered: Counter;
   recordsAdopted: Counter<'paid'>;
   deadLetters: Counter<'reason'>;
+  /** Records of a multi-partition input not keyed by their partner id: `key` is `missing` or `other`. */
+  recordsKeyNotPartnerId: Counter<'key'>;
   /** From a bulk's submission to its last result page. */
   bulkLatency: Histogram;
   bulkSubmissions: Counter;
@@ -101,6 +103,11 @@ export function createMetrics(): Metrics {
     deadLetters: counter('dead_letters_total', 'Records sent to the dead-letter topic, by reason.', [
       'reason',
     ]),
+    recordsKeyNotPartnerId: counter(
+      'records_key_not_partner_id_total',
+      'Records of a multi-partition input whose key is not their partner id (key="missing": no key; "other"): their partner\'s records can land on several partitions, each with a partner state of its own.',
+      ['key'],
+    ),
     bulkLatency: new Histogram({
       name: `${METRIC_PREFIX}bulk_latency_seconds`,
       help: 'Time from a bulk lookup submission to its complete results.',

@@ -15,6 +15,8 @@ export function eventObserver(source: RecordSource): PipelineObserver {
       }),
     redelivered: (count) => pipelineEvents.records.publish({ type: 'redelivered', count }),
     intentAdopted: (count, paid) => pipelineEvents.records.publish({ type: 'adopted', paid, count }),
+    keyNotPartnerId: (_position, missing) =>
+      pipelineEvents.records.publish({ type: 'key-not-partner-id', missing, count: 1 }),
     deadLetter: (stage, code) =>
       pipelineEvents.records.publish({ type: 'dead-letter', reason: `${stage}/${code}`, count: 1 }),
     bulkSubmitted: (tasks) => pipelineEvents.bulk.publish({ type: 'submitted', bulkId: '', tasks }),

@@ -8,7 +8,7 @@ import { MappingError } from '../mapping/errors.ts';
 import type { LookupTask } from '../mapping/lookup-task.ts';
 import type { BulkLedger } from '../bulk/bulk-ledger.ts';
 import { backoffDelay, type BackoffOptions } from '../retry/backoff.ts';
-import type { PartnerDecoder } from '../serde/partner-decoders.ts';
+import { partnerIdOfKey, type PartnerDecoder } from '../serde/partner-decoders.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import type { CommitWatermark } from './commit-watermark.ts';
 import { isFatal } from './errors.ts';
@@ -28,6 +28,11 @@ export interface IntakeOptions {
   maxInFlightRecords: number;
   /** Backoff while the schema registry is away; it is waited for, never a reason to dead-letter. */
   registryBackoff: BackoffOptions;
+  /**
+   * The input has more than one partition: records whose key does not name their partner are
+   * reported (PipelineObserver.keyNotPartnerId), since partner state is kept per partition.
+   */
+  checkKeys?: boolean;
 }
 
 export interface IntakeParts {
@@ -270,6 +275,7 @@ export class Intake {
   }
 
   #accept(input: InputRecord, partner: PartnerRecord, epoch: number): void {
+    if (this.#options.checkKeys) this.#checkKey(input, partner.partnerId);
     let task: LookupTask;
     try {
       task = this.#parts.toTask(partner);
@@ -285,6 +291,17 @@ export class Intake {
     const submitted = this.#parts.ledger.find(input.position);
     if (submitted) lookup.resumeFrom = submitted;
     this.#parts.schedule(lookup);
+  }
+
+  /**
+   * The partition a record lands on is its key's: a key that is not its partner id (none, or
+   * another id of the upstream's) lets the partner's records spread over partitions, each
+   * with a partner state of its own. Reported, not refused: the record itself is valid.
+   */
+  #checkKey(input: InputRecord, partnerId: string): void {
+    const { key } = input;
+    if (key === null) this.#parts.observer.keyNotPartnerId?.(input.position, true);
+    else if (partnerIdOfKey(key) !== partnerId) this.#parts.observer.keyNotPartnerId?.(input.position, false);
   }
 
   /**

@@ -58,6 +58,8 @@ export interface PipelineOptions {
    * pipeline fails (PARTITION_FENCED); the consumer's session timeout (see #fenced), 30 s when unset.
    */
   fencedIdleMs?: number;
+  /** The input is a Kafka topic of more than one partition: records not keyed by their partner id are reported. */
+  checkInputKeys?: boolean;
 }
 
 export interface PipelineParts {
@@ -183,7 +185,11 @@ export class Pipeline {
         reject: (input, stage, error, epoch) => this.#reject(input, stage, error, epoch),
         fail: (error) => this.#fail(unexpected(error)),
       },
-      { maxInFlightRecords: options.maxInFlightRecords, registryBackoff: options.retry },
+      {
+        maxInFlightRecords: options.maxInFlightRecords,
+        registryBackoff: options.retry,
+        checkKeys: options.checkInputKeys ?? false,
+      },
     );
     // A state write that did not reach the disk ends the pipeline when it happens (its commit
     // runs after the write's caller returned): the state is behind its changelog from then on.

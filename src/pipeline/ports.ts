@@ -101,6 +101,12 @@ export interface PipelineObserver {
   /** Records read again whose outputs were written before (not committed): finished without writing them twice. */
   redelivered?(records: number): void;
   deadLetter?(stage: string, code: string): void;
+  /**
+   * A record of a multi-partition input whose key does not name the partner its value is
+   * about (`missing`: it has no key): another record of its partner may be on another
+   * partition, whose partner state is apart from this one's.
+   */
+  keyNotPartnerId?(position: SourcePosition, missing: boolean): void;
   bulkSubmitted?(tasks: number): void;
   bulkFinished?(bulkId: string, tasks: number, ms: number): void;
   bulkFailed?(tasks: number, code: string, ms: number): void;
@@ -138,6 +144,7 @@ const OBSERVER_EVENTS = [
   'recordOut',
   'redelivered',
   'deadLetter',
+  'keyNotPartnerId',
   'bulkSubmitted',
   'bulkFinished',
   'bulkFailed',

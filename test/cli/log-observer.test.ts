@@ -1,6 +1,6 @@
 // The run's log as an operator reads it: a burst of per-record events is one line with a count.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { logObserver } from '../../src/cli/log-observer.ts';
 import { capturedLogger } from '../support/captured-log.ts';
 
@@ -62,6 +62,38 @@ describe('logObserver', () => {
         msg: expect.stringContaining('consuming quota'),
       }),
     ]);
+  });
+
+  describe('records not keyed by their partner id', () => {
+    afterEach(() => void vi.useRealTimers());
+    const at = (partition: number, offset: number) => ({ topic: 'partners', partition, offset });
+    const warnings = (lines: () => { msg: string }[]) =>
+      lines().filter((line) => line.msg.startsWith('input records not keyed by their partner id'));
+
+    it('warns at the first, then at most once a minute with the counts since', async () => {
+      vi.useFakeTimers();
+      const { lines, observer } = capture();
+      observer.keyNotPartnerId?.(at(2, 17), true);
+      observer.keyNotPartnerId?.(at(0, 4), false);
+      await vi.advanceTimersByTimeAsync(0);
+      for (let i = 0; i < 50; i += 1) observer.keyNotPartnerId?.(at(1, 100 + i), i % 5 === 0);
+      await vi.advanceTimersByTimeAsync(59_000);
+      expect(warnings(lines)).toEqual([
+        expect.objectContaining({
+          level: 40,
+          records: { missing: 1, other: 1 },
+          example: 'partners[2]@17 (no key)',
+        }),
+      ]);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(warnings(lines)).toHaveLength(2);
+      expect(warnings(lines)[1]).toEqual(
+        expect.objectContaining({ records: { missing: 10, other: 40 }, example: 'partners[1]@100 (no key)' }),
+      );
+      // Nothing more came: nothing more is logged.
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(warnings(lines)).toHaveLength(2);
+    });
   });
 
   it('warns once at start of what the bulk ledger journal wrote to the state topic for a killed process', () => {

@@ -34,11 +34,12 @@ describe('deploy/prometheus/alerts.yaml', () => {
     expect(alertRuleProblems(ruleFile(), runbooks, series)).toEqual([]);
   });
 
-  it('alerts on lag growing, dead letters growing, the quota exhausted, replicas not ready and restarts', () => {
+  it('alerts on lag growing, dead letters growing, input not keyed by partner id, the quota exhausted, replicas not ready and restarts', () => {
     const groups = readAlertGroups().map((group) => group.name);
     expect(groups).toEqual([
       'partner-enrich.lag',
       'partner-enrich.dead-letters',
+      'partner-enrich.input',
       'partner-enrich.quota',
       'partner-enrich.readiness',
       'partner-enrich.restarts',

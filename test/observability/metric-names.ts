@@ -5,6 +5,7 @@ export const PIPELINE_METRIC_NAMES = [
   'partner_enrich_records_redelivered_total',
   'partner_enrich_records_adopted_total',
   'partner_enrich_dead_letters_total',
+  'partner_enrich_records_key_not_partner_id_total',
   'partner_enrich_bulk_latency_seconds',
   'partner_enrich_bulk_submissions_total',
   'partner_enrich_tasks_in_flight',
