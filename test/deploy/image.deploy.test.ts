@@ -25,6 +25,7 @@ import { jsonPartnerMessages, produce } from '../support/enrichment.ts';
 import { kafkaClient, setTopicConfig } from '../support/kafka.ts';
 import { metricsCounter } from '../support/run-process.ts';
 import { allContainers, interruptBuild } from './support/interrupted-build.ts';
+import { slowdown } from './support/machine-speed.ts';
 
 const exec = promisify(execFile);
 const IMAGE = 'localhost/partner-enrich:deploy-test';
@@ -324,8 +325,12 @@ describe('the container image', () => {
         `${own.cpu.toFixed(2)} s of CPU (its own work; the rest is waiting on the broker and the registry)`,
     );
     // Issue 15's bound: `run` starts in under a second of its own work. CPU time, not wall time:
-    // the wall clock here is mostly the broker's and the registry's answers, and other load.
-    expect(own.cpu, 'CPU seconds of run from exec to ready').toBeLessThan(1);
+    // the wall clock here is mostly the broker's and the registry's answers, and other load. A
+    // second of the reference day's machine: on a day this VM runs JavaScript slower, as many
+    // seconds as it is slower (machine-speed.ts), measured in the same run.
+    const slower = await slowdown();
+    note(`this machine against the reference day: ${slower.toFixed(2)} times as slow (1: as fast or faster)`);
+    expect(own.cpu, 'CPU seconds of run from exec to ready').toBeLessThan(1 * slower);
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(/^# HELP /m);
