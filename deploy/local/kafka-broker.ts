@@ -21,7 +21,8 @@ export interface LocalBroker {
  * A broker as a least-privilege cluster runs it: SASL on the client listener and ACLs
  * enforced (StandardAuthorizer, nothing allowed where no ACL allows it). `admin` is its super
  * user; `users` are the other principals (name: password), with no ACL until one is created,
- * each able to log in with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512.
+ * each able to log in with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512. OAUTHBEARER takes unsigned
+ * tokens naming any principal (Kafka's unsecured validator).
  */
 export interface Secured {
   admin: { username: string; password: string };
@@ -48,7 +49,7 @@ function listenerSettings(port: number, controllerPort: number, secured?: Secure
     `advertised.listeners=SASL_PLAINTEXT://127.0.0.1:${port}`,
     'inter.broker.listener.name=SASL_PLAINTEXT',
     'listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
-    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')}`,
+    `sasl.enabled.mechanisms=PLAIN,${SCRAM_MECHANISMS.join(',')},OAUTHBEARER`,
     'sasl.mechanism.inter.broker.protocol=PLAIN',
     'listener.name.sasl_plaintext.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule ' +
       `required username="${admin.username}" password="${admin.password}" ${logins};`,
@@ -58,6 +59,10 @@ function listenerSettings(port: number, controllerPort: number, secured?: Secure
         `listener.name.sasl_plaintext.${mechanism.toLowerCase()}.sasl.jaas.config=` +
         'org.apache.kafka.common.security.scram.ScramLoginModule required;',
     ),
+    // Kafka's default OAUTHBEARER validator: unsigned JWTs (alg none), the principal their `sub`,
+    // refused once past their `exp`. Tests issue such tokens (test/support/oauth-issuer.ts);
+    // what the client does with them (fetch, refresh, authenticate again) is the same.
+    'listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;',
     'authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer',
     `super.users=User:${admin.username};User:ANONYMOUS`,
     'allow.everyone.if.no.acl.found=false',

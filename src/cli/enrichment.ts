@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
-import { Kafka, logLevel, type KafkaConfig, type SASLOptions } from 'kafkajs';
+import { Kafka, logLevel, type KafkaConfig } from 'kafkajs';
 import { BulkLedger, memoryLedgerStore } from '../bulk/bulk-ledger.ts';
 import {
   adoptLedgerJournal,
@@ -25,6 +25,7 @@ import {
   registryEndpoint,
 } from '../kafka/avro-encoder.ts';
 import { probeBrokers } from '../kafka/broker-probe.ts';
+import { saslOptions } from '../kafka/sasl.ts';
 import { installCompressionCodecs } from '../kafka/compression-codecs.ts';
 import { kafkajsLogCreator, type KafkaLog } from '../kafka/kafkajs-log.ts';
 import { KafkaSink } from '../kafka/kafka-sink.ts';
@@ -111,9 +112,9 @@ export function kafkaClientConfig(kafka: Config['kafka'], log: KafkaLog): KafkaC
     clientId: kafka.clientId,
     brokers: kafka.brokers,
     ssl,
-    // A copy: kafkajs stores its authentication provider on the object it is given, and the
-    // configuration is frozen (every SASL connection failed, "object is not extensible").
-    ...(kafka.sasl ? { sasl: { ...kafka.sasl } as SASLOptions } : {}),
+    // A new object: kafkajs stores its authentication provider on the object it is given, and
+    // the configuration is frozen (every SASL connection failed, "object is not extensible").
+    ...(kafka.sasl ? { sasl: saslOptions(kafka.sasl) } : {}),
     connectionTimeout: kafka.connectionTimeoutMs,
     // kafkajs's default gives up after about 10 s; a broker restart or a leader election
     // takes longer. About 80 s of retries (300 ms doubling, capped at 10 s) ride out such an

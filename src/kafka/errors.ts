@@ -34,11 +34,15 @@ export class SinkError extends PartnerEnrichError<SinkErrorCode> {
 }
 
 export const KAFKA_ERROR_CODES = [
-  /** At start: no broker of `kafka.brokers` answered; `run` exits non-zero for its supervisor to retry. */
+  /**
+   * At start: no broker of `kafka.brokers` answered, or, with `oauthbearer`, the token endpoint
+   * gave no token; `run` exits non-zero for its supervisor to retry.
+   */
   'KAFKA_UNAVAILABLE',
   /**
    * At start: the broker refused the SASL credentials of `kafka.sasl` (wrong user name or
-   * password, or a mechanism the user has no credentials for); exit 2. details: none.
+   * password, or a mechanism the user has no credentials for), or, with `oauthbearer`, the
+   * token endpoint refused the client or the broker its token; exit 2. details: none.
    */
   'KAFKA_AUTHENTICATION_FAILED',
   /**

@@ -2,20 +2,16 @@
 // own, StandardAuthorizer, nothing allowed without an ACL), the application's principal given
 // the ACLs docs/OPERATIONS.md#kafka-acls lists and, per test, one of them less. A refusal must
 // end the command at once with a code naming what to grant, and never show the password.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { once } from 'node:events';
-import kafkajs, { Kafka, logLevel, type AclEntry } from 'kafkajs';
+import kafkajs, { type AclEntry } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
-import { startRestartableKafkaBroker, type Secured } from '../../deploy/local/kafka-broker.ts';
-import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
+import type { Secured } from '../../deploy/local/kafka-broker.ts';
 import type { Config } from '../../src/config/index.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { cliEnv, runCli, startCli } from '../support/cli.ts';
 import { createTopicsFor, pipelineTopicNames, readAll, testTopics } from '../support/enrichment.ts';
 import { eventually, uniqueName } from '../support/kafka.ts';
+import { securedBroker } from '../support/secured-broker.ts';
 
 const { AclResourceTypes, AclOperationTypes, AclPermissionTypes, ResourcePatternTypes } = kafkajs;
 
@@ -25,31 +21,15 @@ const secured: Secured = {
   users: { app: APP_PASSWORD },
 };
 
-let runDir: RunDir;
-let bootstrap: string;
-let admin: Kafka;
+const broker = securedBroker('kafka-acls', secured);
 let sandbox: RunningSandbox;
 
 beforeAll(async () => {
-  runDir = await createRunDir(mkdtempSync(join(tmpdir(), 'kafka-acls-')));
-  const broker = await startRestartableKafkaBroker(
-    runDir,
-    defaultInfrastructureOptions().kafkaVersions[0] as string,
-    secured,
-  );
-  bootstrap = broker.bootstrap;
-  admin = new Kafka({
-    brokers: [bootstrap],
-    sasl: { mechanism: 'plain', ...secured.admin },
-    logLevel: logLevel.NOTHING,
-  });
   sandbox = await startSandbox({ port: 0, orgs: 50 });
 });
 
 afterAll(async () => {
   await sandbox?.close();
-  await Promise.all((runDir?.pids ?? []).map((pid) => stopProcess(pid, 5_000)));
-  if (runDir) rmSync(runDir.path, { recursive: true, force: true });
 });
 
 type Grant = Pick<AclEntry, 'resourceType' | 'resourceName' | 'operation'> & { prefixed?: boolean };
@@ -99,7 +79,7 @@ const without = (grants: Grant[], name: string, operation: number): Grant[] =>
 
 /** Replaces the application principal's ACLs by `grants`. */
 async function grant(grants: Grant[]): Promise<void> {
-  const client = admin.admin();
+  const client = broker.admin.admin();
   await client.connect();
   try {
     const principal = { principal: 'User:app', host: '*', permissionType: AclPermissionTypes.ANY };
@@ -131,8 +111,8 @@ async function grant(grants: Grant[]): Promise<void> {
 /** Fresh topics (made by the admin), `records` written to some of them. */
 async function freshTopics(records: Partial<Record<keyof Config['topics'], number>> = {}) {
   const topics = { ...testTopics('acl'), partitions: 2 };
-  await createTopicsFor(admin, topics);
-  const producer = admin.producer();
+  await createTopicsFor(broker.admin, topics);
+  const producer = broker.admin.producer();
   await producer.connect();
   for (const [role, count] of Object.entries(records))
     await producer.send({
@@ -145,7 +125,7 @@ async function freshTopics(records: Partial<Record<keyof Config['topics'], numbe
 
 /** One valid PartnerRecord (JSON) on `input`, written by the admin. */
 async function sendPartner(input: string): Promise<void> {
-  const producer = admin.producer();
+  const producer = broker.admin.producer();
   await producer.connect();
   await producer.send({
     topic: input,
@@ -173,7 +153,7 @@ function appEnv(
 ): NodeJS.ProcessEnv {
   return {
     ...cliEnv(sandbox.url, topics, groupId),
-    PARTNER_ENRICH_KAFKA__BROKERS: bootstrap,
+    PARTNER_ENRICH_KAFKA__BROKERS: broker.bootstrap,
     PARTNER_ENRICH_KAFKA__SASL__MECHANISM: 'plain',
     PARTNER_ENRICH_KAFKA__SASL__USERNAME: user.username,
     PARTNER_ENRICH_KAFKA__SASL__PASSWORD: user.password,
@@ -239,7 +219,7 @@ describe('on a cluster with SASL and ACLs', () => {
     const result = await runCli(['topics', 'create'], appEnv(topics, uniqueName('g'), secured.admin));
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    const client = admin.admin();
+    const client = broker.admin.admin();
     await client.connect();
     const listed = await client.listTopics();
     await client.disconnect();
@@ -304,7 +284,7 @@ describe('on a cluster with SASL and ACLs', () => {
     const exited = once(run, 'exit') as Promise<[number | null]>;
     try {
       await eventually(
-        async () => (await readAll(admin, topics.matches)).length === 1,
+        async () => (await readAll(broker.admin, topics.matches)).length === 1,
         PROMPTLY_MS,
         'the MatchResult of the record',
       );

@@ -108,7 +108,7 @@ describe('redaction', () => {
   });
 
   it('covers every option named like a credential, except names that only look like one', () => {
-    const notCredentials = new Set(['quota.serviceTechnicalKey']);
+    const notCredentials = new Set(['quota.serviceTechnicalKey', 'kafka.sasl.tokenUrl']);
     const credentialLike = configOptions.filter(
       (option) =>
         /password|secret|token|key/i.test(option.path.split('.').at(-1) ?? '') &&

@@ -97,6 +97,57 @@ describe('invalid values', () => {
     expect(error.message).toContain('kafka.sasl.username: required');
   });
 
+  it("include a SASL mechanism's credentials missing and the other mechanism's given", () => {
+    const oauth = invalid({ kafka: { sasl: { mechanism: 'oauthbearer', username: 'u', clientId: 'c' } } });
+    expect(problemPaths(oauth).sort()).toEqual([
+      'kafka.sasl.clientSecret',
+      'kafka.sasl.tokenUrl',
+      'kafka.sasl.username',
+    ]);
+    expect(oauth.message).toContain('kafka.sasl.tokenUrl: required with mechanism oauthbearer');
+    expect(oauth.message).toContain('kafka.sasl.username: not used with mechanism oauthbearer');
+    const plain = invalid({
+      kafka: {
+        sasl: { mechanism: 'plain', username: 'u', password: 'secret', extensions: ['logicalCluster=lkc-1'] },
+      },
+    });
+    expect(problemPaths(plain)).toEqual(['kafka.sasl.extensions']);
+    expect(
+      problemPaths(
+        invalid({
+          kafka: {
+            sasl: {
+              mechanism: 'oauthbearer',
+              tokenUrl: 'ftp://idp.example.com/token',
+              clientId: 'c',
+              clientSecret: 'client-secret',
+              extensions: ['logical cluster'],
+            },
+          },
+        }),
+      ).sort(),
+    ).toEqual(['kafka.sasl.extensions[0]', 'kafka.sasl.tokenUrl']);
+  });
+
+  it('take OAUTHBEARER with a token endpoint, a client, its secret, a scope and extensions', () => {
+    const config = loadConfig({
+      env: API_KEY_ENV,
+      overrides: {
+        kafka: {
+          sasl: {
+            mechanism: 'oauthbearer',
+            tokenUrl: 'https://idp.example.com/oauth2/token',
+            clientId: 'partner-enrich',
+            clientSecret: 'client-secret',
+            scope: 'kafka',
+            extensions: ['logicalCluster=lkc-1', 'identityPoolId=pool-2'],
+          },
+        },
+      },
+    });
+    expect(config.kafka.sasl).toMatchObject({ mechanism: 'oauthbearer', clientId: 'partner-enrich' });
+  });
+
   it('inside the ssl object are reported at their own path, not as "boolean or object"', () => {
     expect(problemPaths(invalid({ kafka: { ssl: { rejectUnauthorized: 'yes' } } }))).toEqual([
       'kafka.ssl.rejectUnauthorized',

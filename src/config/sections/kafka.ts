@@ -33,11 +33,58 @@ const sslOptions = z.strictObject({
     .describe('Reject brokers whose certificate the CA does not vouch for.'),
 });
 
-const saslOptions = z.strictObject({
-  mechanism: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).describe('SASL mechanism.'),
-  username: nonEmptyString().describe('SASL user name.'),
-  password: secret().describe('SASL password.'),
-});
+/** A SASL extension as `key=value` (RFC 7628): a key of letters, a value of printable characters. */
+const saslExtension = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z]+=[\x21-\x7E]*$/, 'must be key=value: a key of letters, a value of printable characters');
+
+const PASSWORD_FIELDS = ['username', 'password'] as const;
+const OAUTH_FIELDS = ['tokenUrl', 'clientId', 'clientSecret'] as const;
+
+const saslOptions = z
+  .strictObject({
+    mechanism: z
+      .enum(['plain', 'scram-sha-256', 'scram-sha-512', 'oauthbearer'])
+      .describe(
+        'SASL mechanism: `plain` and `scram-*` log in with username and password; `oauthbearer` with OAuth 2.0 tokens of the client credentials grant (tokenUrl, clientId, clientSecret), fetched again before they expire.',
+      ),
+    username: nonEmptyString().optional().describe('SASL user name (plain, scram-*).'),
+    password: secret().optional().describe('SASL password (plain, scram-*).'),
+    tokenUrl: httpUrl()
+      .optional()
+      .describe(
+        "OAUTHBEARER: the identity provider's OAuth 2.0 token endpoint, asked with HTTP Basic client authentication. Its tokens must live 30 s or more: a connection authenticates again 10 s before its token expires, with a token fetched at the latest half-way through the last one's life.",
+      ),
+    clientId: nonEmptyString().optional().describe('OAUTHBEARER: OAuth client id.'),
+    clientSecret: secret().optional().describe('OAUTHBEARER: OAuth client secret.'),
+    scope: nonEmptyString().optional().describe('OAUTHBEARER: scope asked for, if the provider needs one.'),
+    extensions: z
+      .array(saslExtension)
+      .default([])
+      .describe(
+        "OAUTHBEARER: SASL extensions sent with each token, as `key=value`, e.g. Confluent Cloud's `logicalCluster=lkc-...` and `identityPoolId=pool-...`.",
+      ),
+  })
+  .check(
+    z.superRefine(
+      (sasl, ctx) => {
+        // Each mechanism's own credentials, and none of the other's: a half-changed setup is
+        // refused, not guessed at.
+        const oauth = sasl.mechanism === 'oauthbearer';
+        const named = sasl.mechanism === undefined ? '' : ` with mechanism ${sasl.mechanism}`;
+        const issue = (path: string, message: string) =>
+          ctx.addIssue({ code: 'custom', path: [path], message });
+        for (const field of oauth ? OAUTH_FIELDS : PASSWORD_FIELDS)
+          if (sasl[field] === undefined) issue(field, `required${named}`);
+        for (const field of oauth ? PASSWORD_FIELDS : [...OAUTH_FIELDS, 'scope' as const])
+          if (sasl[field] !== undefined) issue(field, `not used${named}`);
+        if (!oauth && (sasl.extensions?.length ?? 0) > 0) issue('extensions', `not used${named}`);
+      },
+      // Also when another field is wrong (no mechanism given): every problem is said at once.
+      { when: ({ value }) => typeof value === 'object' && value !== null },
+    ),
+  );
 
 export const kafkaSection = z.strictObject({
   brokers: z
