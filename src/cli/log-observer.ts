@@ -46,7 +46,7 @@ function keyWarnings(logger: Logger): NonNullable<PipelineObserver['keyNotPartne
     lastAt = Date.now();
     logger.warn(
       { records: counts, example },
-      "input records not keyed by their partner id: a partner's records on several partitions have a partner state on each (a Created event again, unchanged content looked up again); key the input by partner id (docs/OPERATIONS.md#input-keys)",
+      "input records not keyed by their partner id: a partner's records on several partitions have a partner state on each (a Created event again, unchanged content looked up again); key the input by partner id (docs/OPERATIONS.md#input-not-keyed-by-partner-id)",
     );
     counts = { missing: 0, other: 0 };
   };

@@ -54,9 +54,10 @@ export function saslOptions(sasl: NonNullable<KafkaSettings['sasl']>): SASLOptio
 
 /** kafkajs's SASL options: every connection's authentication takes the current token. */
 function oauthBearerSasl(settings: OAuthBearerSettings, now: () => number = Date.now): SASLOptions {
-  processSecrets.add(basicCredentials(formEncode(settings.clientId), formEncode(settings.clientSecret)));
+  const client = basicCredentials(formEncode(settings.clientId), formEncode(settings.clientSecret));
+  processSecrets.add(client);
   const tokens = new ClientCredentialsTokenProvider({
-    requestToken: () => requestToken(settings, now),
+    requestToken: () => requestToken(settings, `Basic ${client}`, now),
     now,
     refreshMarginMs: REFRESH_MARGIN_MS,
     onToken: (token) => processSecrets.add(token),
@@ -77,8 +78,12 @@ function oauthBearerSasl(settings: OAuthBearerSettings, now: () => number = Date
 /** RFC 6749 2.3.1: the client id and secret are form-encoded before they are joined for Basic. */
 const formEncode = (text: string): string => new URLSearchParams({ v: text }).toString().slice(2);
 
-async function requestToken(settings: OAuthBearerSettings, now: () => number): Promise<IssuedToken> {
-  const { tokenUrl, clientId, clientSecret, scope } = settings;
+async function requestToken(
+  settings: OAuthBearerSettings,
+  authorization: string,
+  now: () => number,
+): Promise<IssuedToken> {
+  const { tokenUrl, clientId, scope } = settings;
   const body = new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
   for (let attempt = 1; ; attempt += 1) {
     let failure: string;
@@ -86,7 +91,7 @@ async function requestToken(settings: OAuthBearerSettings, now: () => number): P
       const response = await fetch(tokenUrl, {
         method: 'POST',
         headers: {
-          authorization: `Basic ${basicCredentials(formEncode(clientId), formEncode(clientSecret))}`,
+          authorization,
           'content-type': 'application/x-www-form-urlencoded',
           accept: 'application/json',
         },
