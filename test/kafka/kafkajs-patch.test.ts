@@ -1,7 +1,9 @@
 // kafkajs as patches/kafkajs+2.2.4.patch leaves it (applied by `npm install`'s postinstall):
 // its producer's hashing, varints, record batch checksums and grouping rewritten for CPU.
 // Each is checked against what does not come from the patch: the Java client's murmur2,
-// a bit-by-bit CRC32-C, and kafkajs's own decoders, which the patch leaves alone.
+// a bit-by-bit CRC32-C, and kafkajs's own decoders, which the patch leaves alone. Last, its
+// broker pool passing over a crashed broker (the other fixes for a crashed broker are proven
+// against real clusters: broker-crash-start, leader-move-send, the broker-failover chaos scenario).
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import kafkajs from 'kafkajs';
@@ -165,5 +167,51 @@ describe('kafkajs as patched', () => {
       expect(grouped[p]?.map((m) => m.key)).toEqual(
         messages.filter((m) => m.partition === p).map((m) => m.key),
       );
+  });
+});
+
+describe('kafkajs as patched: a broker that refuses connections', () => {
+  interface PoolBroker {
+    isConnected(): boolean;
+    connect(): Promise<void>;
+    disconnect(): Promise<void>;
+  }
+  const BrokerPool = require('kafkajs/src/cluster/brokerPool.js') as new (options: object) => {
+    brokers: Record<string, PoolBroker>;
+    withBroker<T>(callback: (args: { nodeId: string }) => Promise<T>): Promise<T | null>;
+  };
+  const { KafkaJSConnectionError } = kafkajs;
+  const quiet = { namespace: () => quiet, error() {}, warn() {}, info() {}, debug() {} };
+
+  // Stand-ins for kafkajs's Broker (what BrokerPool calls of it): one crashed (its connect
+  // refused, as a broker's port that nothing listens on), the others answering.
+  const crashed = (): PoolBroker => ({
+    isConnected: () => false,
+    connect: () => Promise.reject(new KafkaJSConnectionError('Connection error: connect ECONNREFUSED')),
+    disconnect: () => Promise.resolve(),
+  });
+  const answering = (): PoolBroker => ({
+    isConnected: () => true,
+    connect: () => Promise.resolve(),
+    disconnect: () => Promise.resolve(),
+  });
+  const poolOf = (brokers: Record<string, PoolBroker>) => {
+    const pool = new BrokerPool({ connectionPoolBuilder: {}, logger: quiet, retry: { retries: 0 } });
+    pool.brokers = brokers;
+    return pool;
+  };
+
+  it('regression: a crashed broker still in the metadata, tried first by the shuffle, failed the whole metadata request (a third of the starts of `run` with a broker of three just crashed: KAFKA_UNAVAILABLE); now the next broker answers', async () => {
+    const pool = poolOf({ 1: answering(), 2: answering(), 3: crashed() });
+    // The pool shuffles the brokers at every call: 30 calls try the crashed one first about ten times.
+    const answeredBy = await Promise.all(
+      Array.from({ length: 30 }, () => pool.withBroker(async ({ nodeId }) => nodeId)),
+    );
+    expect(new Set(answeredBy)).toEqual(new Set(['1', '2']));
+  });
+
+  it('still fails with the connection error when every broker refuses', async () => {
+    const pool = poolOf({ 1: crashed(), 2: crashed() });
+    await expect(pool.withBroker(async ({ nodeId }) => nodeId)).rejects.toThrow(/ECONNREFUSED/);
   });
 });
