@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import DurationSequencer from './test/support/duration-sequencer.ts';
 
 // Two groups: `unit` needs nothing but Node; `integration` runs against a real Kafka
 // broker, a real schema registry and the sandbox, started once by the global setup.
@@ -7,6 +8,9 @@ export default defineConfig({
   test: {
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
+    // Longest files first, from test/support/file-durations.json: a clean clone has no
+    // durations of its own, and the two workers should end together.
+    sequence: { sequencer: DurationSequencer },
     projects: [
       {
         extends: true,
