@@ -214,4 +214,15 @@ describe('kafkajs as patched: a broker that refuses connections', () => {
     const pool = poolOf({ 1: crashed(), 2: crashed() });
     await expect(pool.withBroker(async ({ nodeId }) => nodeId)).rejects.toThrow(/ECONNREFUSED/);
   });
+
+  it('fails with the connection error, which its callers retry, when the brokers that connected failed the request and another refused', async () => {
+    const pool = poolOf({ 1: answering(), 2: crashed() });
+    const failing = () => Promise.reject(new Error('NOT_COORDINATOR'));
+    for (let i = 0; i < 10; i += 1) await expect(pool.withBroker(failing)).rejects.toThrow(/ECONNREFUSED/);
+  });
+
+  it('returns null, as kafkajs does, when every broker connected and failed the request', async () => {
+    const pool = poolOf({ 1: answering(), 2: answering() });
+    expect(await pool.withBroker(() => Promise.reject(new Error('NOT_COORDINATOR')))).toBeNull();
+  });
 });
