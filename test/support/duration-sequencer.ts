@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-const RECORDED_FILE = new URL('./file-durations.json', import.meta.url);
+export const RECORDED_FILE = new URL('./file-durations.json', import.meta.url);
 
 /** Seconds per test file (path relative to the repository), as `record-durations.ts` writes them. */
 export interface RecordedDurations {

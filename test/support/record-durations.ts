@@ -4,7 +4,7 @@
 //   node test/support/record-durations.ts [test-results/vitest.json]
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
-import type { RecordedDurations } from './duration-sequencer.ts';
+import { RECORDED_FILE, type RecordedDurations } from './duration-sequencer.ts';
 
 interface VitestJsonReport {
   readonly startTime: number;
@@ -27,6 +27,7 @@ const recorded: RecordedDurations = {
   recordedFrom: `npm test started ${new Date(report.startTime).toISOString()}`,
   seconds,
 };
-const target = new URL('./file-durations.json', import.meta.url);
-writeFileSync(target, `${JSON.stringify(recorded, null, 2)}\n`);
-console.log(`${Object.keys(seconds).length} files recorded in ${relative(process.cwd(), target.pathname)}`);
+writeFileSync(RECORDED_FILE, `${JSON.stringify(recorded, null, 2)}\n`);
+console.log(
+  `${Object.keys(seconds).length} files recorded in ${relative(process.cwd(), RECORDED_FILE.pathname)}`,
+);
