@@ -6,12 +6,10 @@
 // which aborts the previous owner's open transaction and refuses everything it sends after.
 // Each transaction carries a partition's finished outputs and the consumed offset they
 // finish, sent with sendOffsets: both become visible together, or neither does.
-import { setTimeout as delay } from 'node:timers/promises';
-import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
+import type { Kafka, Message, Producer } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { PartitionRef, TransactionalOutputs } from '../pipeline/ports.ts';
-import { backoffDelay } from '../retry/backoff.ts';
 import { isFenced, KafkaError, notAuthorized, onTransactionalId, refusedAsTooLarge } from './errors.ts';
 import type { Encoded } from './kafka-sink.ts';
 import { RECORD_BATCH_OVERHEAD } from './record-size.ts';
@@ -34,15 +32,6 @@ export interface PartitionTransactionsOptions {
 /** Stable per input partition, so that the partition's next producer fences the previous one. */
 export const transactionalId = (groupId: string, ref: PartitionRef): string =>
   `${groupId}.${ref.topic}.${ref.partition}`;
-
-/**
- * How often AddOffsetsToTxn is asked again while the coordinator still ends the previous
- * transaction (CONCURRENT_TRANSACTIONS), 20 ms apart at first, at most 500 ms: about 8 s.
- */
-const CONCURRENT_ATTEMPTS = 20;
-
-const isConcurrent = (error: unknown): boolean =>
-  (error as { type?: string }).type === 'CONCURRENT_TRANSACTIONS';
 
 const keyOf = (ref: PartitionRef) => `${ref.topic}:${ref.partition}`;
 
@@ -153,7 +142,18 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
           }),
         );
       }
-      await this.#sendOffsets(transaction, offset);
+      // Right after a commit the coordinator is still writing the previous transaction's
+      // markers and answers CONCURRENT_TRANSACTIONS; kafkajs as patched asks again (it did not
+      // when only offsets were added: tulios/kafkajs#430), also when the coordinator moved.
+      await transaction.sendOffsets({
+        consumerGroupId: this.#options.groupId,
+        topics: [
+          {
+            topic: offset.topic,
+            partitions: [{ partition: offset.partition, offset: String(offset.offset) }],
+          },
+        ],
+      });
       await transaction.commit();
     } catch (error) {
       // Aborting tells read_committed consumers at once; a fenced producer cannot (its
@@ -170,31 +170,6 @@ export class KafkaPartitionTransactions implements TransactionalOutputs<Encoded>
       // attempted" for the others, and kafkajs reports one of them.
       const missing = isFenced(error) ? undefined : await this.#watch.missing(topics);
       throw missing === undefined ? failure(ref, error) : topicMissing(missing);
-    }
-  }
-
-  /**
-   * The offset joins the transaction. Right after a commit the coordinator is still writing
-   * the previous transaction's markers and answers CONCURRENT_TRANSACTIONS, a transient
-   * refusal that leaves the transaction as it was: kafkajs retries it when a send adds
-   * partitions, not when offsets are added (tulios/kafkajs#430), so a transaction whose
-   * outputs are all held back (only the offset moves) would fail the pipeline.
-   */
-  async #sendOffsets(transaction: Transaction, offset: Committable): Promise<void> {
-    const offsets = {
-      consumerGroupId: this.#options.groupId,
-      topics: [
-        { topic: offset.topic, partitions: [{ partition: offset.partition, offset: String(offset.offset) }] },
-      ],
-    };
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await transaction.sendOffsets(offsets);
-        return;
-      } catch (error) {
-        if (!isConcurrent(error) || attempt >= CONCURRENT_ATTEMPTS) throw error;
-        await delay(backoffDelay(attempt, { initialDelayMs: 20, maxDelayMs: 500 }));
-      }
     }
   }
 

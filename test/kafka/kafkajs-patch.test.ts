@@ -226,3 +226,139 @@ describe('kafkajs as patched: a broker that refuses connections', () => {
     expect(await pool.withBroker(() => Promise.reject(new Error('NOT_COORDINATOR')))).toBeNull();
   });
 });
+
+describe('kafkajs as patched: a transaction coordinator that moves', () => {
+  interface EosManager {
+    initProducerId(): Promise<void>;
+    beginTransaction(): void;
+    sendOffsets(args: object): Promise<void>;
+    commit(): Promise<void>;
+    abort(): Promise<void>;
+  }
+  const createEosManager = require('kafkajs/src/producer/eosManager/index.js') as (
+    options: object,
+  ) => EosManager;
+  const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as {
+    createErrorFromCode(code: number): Error;
+  };
+  const { KafkaJSConnectionError } = kafkajs;
+  const quiet = { namespace: () => quiet, error() {}, warn() {}, info() {}, debug() {} };
+  const NOT_COORDINATOR_FOR_GROUP = 16;
+  const INVALID_PRODUCER_EPOCH = 47;
+
+  type Call = { request: string; result?: boolean };
+  /** A stand-in for kafkajs's Broker as coordinator: fails a request with the error given for it, once. */
+  const coordinator = (
+    failures: {
+      InitProducerId?: Error;
+      AddOffsetsToTxn?: Error;
+      TxnOffsetCommit?: Error;
+      EndTxn?: Error;
+    } = {},
+  ) => {
+    const calls: Call[] = [];
+    const pending = new Map<string, Error>(Object.entries(failures));
+    const answer = (call: Call) => {
+      calls.push(call);
+      const failure = pending.get(call.request);
+      if (!failure) return Promise.resolve({});
+      pending.delete(call.request);
+      state.failed = true;
+      return Promise.reject(failure);
+    };
+    const state = {
+      calls,
+      failed: false,
+      initProducerId: () =>
+        answer({ request: 'InitProducerId' }).then(() => ({ producerId: 1, producerEpoch: 0 })),
+      addOffsetsToTxn: () => answer({ request: 'AddOffsetsToTxn' }),
+      txnOffsetCommit: () => answer({ request: 'TxnOffsetCommit' }),
+      endTxn: ({ transactionResult }: { transactionResult: boolean }) =>
+        answer({ request: 'EndTxn', result: transactionResult }),
+    };
+    return state;
+  };
+  /**
+   * A transaction begun with `first` as the coordinator the cluster names; once `first` failed
+   * a request (its broker killed, or the coordinator moved), the cluster names `successor`.
+   */
+  const transactionWith = async (first: ReturnType<typeof coordinator>, successor = first) => {
+    const cluster = {
+      retry: { initialRetryTime: 1, maxRetryTime: 5, retries: 5 },
+      refreshMetadataIfNecessary: () => Promise.resolve(),
+      findGroupCoordinator: () => Promise.resolve(first.failed ? successor : first),
+    };
+    const manager = createEosManager({ logger: quiet, cluster, transactional: true, transactionalId: 'txn' });
+    await manager.initProducerId();
+    manager.beginTransaction();
+    return manager;
+  };
+  const offsets = {
+    consumerGroupId: 'group',
+    topics: [{ topic: 'in', partitions: [{ partition: 0, offset: '1' }] }],
+  };
+
+  it('regression: the EndTxn under way when its coordinator’s broker was killed (connection closed) failed the transaction for good (TRANSACTION_FAILED, which ends `run`); now it is asked of the coordinator found anew', async () => {
+    const killed = coordinator({ EndTxn: new KafkaJSConnectionError('Closed connection') });
+    const successor = coordinator();
+    const manager = await transactionWith(killed, successor);
+    await manager.sendOffsets(offsets);
+    await expect(manager.commit()).resolves.toBeUndefined();
+    expect(successor.calls.filter((c) => c.request === 'EndTxn')).toEqual([
+      { request: 'EndTxn', result: true },
+    ]);
+  });
+
+  it('asks AddOffsetsToTxn again of the new coordinator when the old one answers NOT_COORDINATOR', async () => {
+    const moved = coordinator({ AddOffsetsToTxn: createErrorFromCode(NOT_COORDINATOR_FOR_GROUP) });
+    const successor = coordinator();
+    const manager = await transactionWith(moved, successor);
+    await manager.sendOffsets(offsets);
+    await manager.commit();
+    expect(successor.calls.map((c) => c.request)).toEqual(['AddOffsetsToTxn', 'TxnOffsetCommit', 'EndTxn']);
+  });
+
+  it('starts a producer (InitProducerId) and commits offsets (TxnOffsetCommit) against the coordinator found anew when the connection was lost', async () => {
+    const killed = coordinator({
+      InitProducerId: new KafkaJSConnectionError('Closed connection'),
+      TxnOffsetCommit: new KafkaJSConnectionError('Closed connection'),
+    });
+    const successor = coordinator();
+    const manager = await transactionWith(killed, successor);
+    await manager.sendOffsets(offsets);
+    await manager.commit();
+    expect(successor.calls.map((c) => c.request)).toEqual([
+      'InitProducerId',
+      'AddOffsetsToTxn',
+      'TxnOffsetCommit',
+      'EndTxn',
+    ]);
+  });
+
+  it('aborts against the coordinator found anew too', async () => {
+    const killed = coordinator({
+      EndTxn: new KafkaJSConnectionError('Connection error: connect ECONNREFUSED'),
+    });
+    const successor = coordinator();
+    const manager = await transactionWith(killed, successor);
+    await manager.sendOffsets(offsets);
+    await manager.abort();
+    expect(successor.calls.filter((c) => c.request === 'EndTxn')).toEqual([
+      { request: 'EndTxn', result: false },
+    ]);
+  });
+
+  it('does not ask again when the producer was fenced', async () => {
+    const fenced = createErrorFromCode(INVALID_PRODUCER_EPOCH);
+    const fencing = coordinator({ EndTxn: fenced });
+    const manager = await transactionWith(fencing, coordinator());
+    await manager.sendOffsets(offsets);
+    await expect(manager.commit()).rejects.toBe(fenced);
+    expect(fencing.calls.map((c) => c.request)).toEqual([
+      'InitProducerId',
+      'AddOffsetsToTxn',
+      'TxnOffsetCommit',
+      'EndTxn',
+    ]);
+  });
+});

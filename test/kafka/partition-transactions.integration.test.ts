@@ -44,7 +44,7 @@ async function committedOffsets(kafka: Kafka, groupId: string, topic: string) {
 }
 
 describe('KafkaPartitionTransactions', () => {
-  it('CONCURRENT_TRANSACTIONS: a transaction with no outputs right after a committed one commits its offset (kafkajs does not retry AddOffsetsToTxn)', async () => {
+  it('CONCURRENT_TRANSACTIONS: a transaction with no outputs right after a committed one commits its offset (kafkajs as patched retries AddOffsetsToTxn; it did not)', async () => {
     const { kafka, input, output, groupId } = await setUp();
     const ref = { topic: input, partition: 0 };
     const txns = plainTransactions(kafka, groupId, output);

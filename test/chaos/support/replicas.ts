@@ -3,7 +3,7 @@
 // Kubernetes restarts a container. Every start, signal and exit is logged with its time so the
 // reconciliation can tell a kill from a rebalance.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, type RunDir } from '../../../deploy/local/processes.ts';
 import { CLI, NODE } from './run-dir.ts';
@@ -20,6 +20,8 @@ export type ReplicaEvent =
       /** The signal the harness sent to this life of the process; null when it exited by itself. */
       requested: NodeJS.Signals | null;
       wanted: boolean;
+      /** The last fatal or error line this life logged: why a replica exited by itself. */
+      lastError?: string;
     };
 
 interface Replica {
@@ -30,6 +32,24 @@ interface Replica {
   /** Whether the replica should run: the supervisor restarts it when it exits while wanted. */
   wanted: boolean;
   exited: Promise<void>;
+  /** Bytes in its log when this life started: its own lines come after. */
+  logOffset: number;
+}
+
+/** pino's error (50) and fatal (60) levels. */
+const ERROR_LEVEL = 50;
+
+/** The last error or fatal line logged after `offset`, else the end of what was written (a crash's stack): kept in the report, since CI removes the logs. */
+function lastErrorLine(path: string, offset: number): string {
+  const written = readFileSync(path).subarray(offset).toString('utf8');
+  const errors = written.split('\n').filter((line) => {
+    try {
+      return ((JSON.parse(line) as { level?: number }).level ?? 0) >= ERROR_LEVEL;
+    } catch {
+      return false; // not pino's JSON
+    }
+  });
+  return (errors.at(-1) ?? written.trimEnd()).slice(-2_000);
 }
 
 const alive = (replica: Replica): boolean =>
@@ -102,6 +122,7 @@ export class ReplicaSet {
         requested: null,
         wanted: true,
         exited: Promise.resolve(),
+        logOffset: 0,
       };
       this.#replicas.push(replica);
       replicas.push(replica);
@@ -176,7 +197,9 @@ export class ReplicaSet {
   }
 
   #spawn(replica: Replica): void {
-    const log = openSync(join(this.#options.runDir.path, `${replica.name}.log`), 'a');
+    const logPath = join(this.#options.runDir.path, `${replica.name}.log`);
+    const log = openSync(logPath, 'a');
+    replica.logOffset = fstatSync(log).size;
     // The replicas' private state directories (and the ledger journals a killed one leaves) in
     // the scenario's folder, as on one machine of their own: gone with it, not left in /tmp.
     const tmp = join(this.#options.runDir.path, 'tmp');
@@ -212,6 +235,7 @@ export class ReplicaSet {
           signal,
           requested: replica.requested,
           wanted: replica.wanted,
+          ...(replica.requested === null ? { lastError: lastErrorLine(logPath, replica.logOffset) } : {}),
         });
         if (replica.wanted) {
           setTimeout(() => {

@@ -54,7 +54,7 @@ export interface ScenarioReport extends Reconciliation {
     replicaStarts: number;
     supervisorRestarts: number;
     pipelineKills: number;
-    selfExits: { replica: string; code: number | null; signal: string | null }[];
+    selfExits: { replica: string; code: number | null; signal: string | null; lastError?: string }[];
     cleanExitsWhileWanted: number;
     sigtermExitCodes: (number | null)[];
     brokerKills: number;
@@ -315,7 +315,12 @@ export class Scenario {
       replicaStarts: this.replicas.events.filter((e) => e.type === 'start').length,
       supervisorRestarts: this.replicas.restarts,
       pipelineKills: requested.filter((e) => e.requested === 'SIGKILL').length,
-      selfExits: selfExits.map((e) => ({ replica: e.replica, code: e.code, signal: e.signal })),
+      selfExits: selfExits.map((e) => ({
+        replica: e.replica,
+        code: e.code,
+        signal: e.signal,
+        ...(e.lastError === undefined ? {} : { lastError: e.lastError }),
+      })),
       cleanExitsWhileWanted: selfExits.filter((e) => e.code === 0 && e.wanted).length,
       sigtermExitCodes: requested.filter((e) => e.requested === 'SIGTERM').map((e) => e.code),
       brokerKills: this.#disruptions.filter((d) => d.what === 'broker SIGKILL').length,
