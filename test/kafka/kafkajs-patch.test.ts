@@ -242,6 +242,10 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
     createErrorFromCode(code: number): Error;
   };
   const { KafkaJSConnectionError } = kafkajs;
+  // What a request under way gets when its broker's socket closes (not in kafkajs's types).
+  const { KafkaJSConnectionClosedError } = require('kafkajs/src/errors.js') as {
+    KafkaJSConnectionClosedError: new (message: string) => Error;
+  };
   const quiet = { namespace: () => quiet, error() {}, warn() {}, info() {}, debug() {} };
   const NOT_COORDINATOR_FOR_GROUP = 16;
   const INVALID_PRODUCER_EPOCH = 47;
@@ -299,7 +303,7 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
   };
 
   it('regression: the EndTxn under way when its coordinator’s broker was killed (connection closed) failed the transaction for good (TRANSACTION_FAILED, which ends `run`); now it is asked of the coordinator found anew', async () => {
-    const killed = coordinator({ EndTxn: new KafkaJSConnectionError('Closed connection') });
+    const killed = coordinator({ EndTxn: new KafkaJSConnectionClosedError('Closed connection') });
     const successor = coordinator();
     const manager = await transactionWith(killed, successor);
     await manager.sendOffsets(offsets);
@@ -320,8 +324,8 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
 
   it('starts a producer (InitProducerId) and commits offsets (TxnOffsetCommit) against the coordinator found anew when the connection was lost', async () => {
     const killed = coordinator({
-      InitProducerId: new KafkaJSConnectionError('Closed connection'),
-      TxnOffsetCommit: new KafkaJSConnectionError('Closed connection'),
+      InitProducerId: new KafkaJSConnectionClosedError('Closed connection'),
+      TxnOffsetCommit: new KafkaJSConnectionClosedError('Closed connection'),
     });
     const successor = coordinator();
     const manager = await transactionWith(killed, successor);

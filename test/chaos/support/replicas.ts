@@ -20,7 +20,7 @@ export type ReplicaEvent =
       /** The signal the harness sent to this life of the process; null when it exited by itself. */
       requested: NodeJS.Signals | null;
       wanted: boolean;
-      /** The last fatal or error line this life logged: why a replica exited by itself. */
+      /** The last fatal or error entry this life logged: why a replica exited by itself. */
       lastError?: string;
     };
 
@@ -39,17 +39,29 @@ interface Replica {
 /** pino's error (50) and fatal (60) levels. */
 const ERROR_LEVEL = 50;
 
-/** The last error or fatal line logged after `offset`, else the end of what was written (a crash's stack): kept in the report, since CI removes the logs. */
-function lastErrorLine(path: string, offset: number): string {
+interface LogEntry {
+  level?: number;
+  msg?: string;
+  err?: { code?: string; message?: string };
+}
+
+/**
+ * The last error or fatal entry logged after `offset` ("code: message"), else the end of what
+ * was written (a crash's stack): kept in the report, since CI removes the logs.
+ */
+function lastError(path: string, offset: number): string {
   const written = readFileSync(path).subarray(offset).toString('utf8');
-  const errors = written.split('\n').filter((line) => {
+  const errors = written.split('\n').flatMap((line) => {
     try {
-      return ((JSON.parse(line) as { level?: number }).level ?? 0) >= ERROR_LEVEL;
+      const entry = JSON.parse(line) as LogEntry;
+      return (entry.level ?? 0) >= ERROR_LEVEL ? [entry] : [];
     } catch {
-      return false; // not pino's JSON
+      return []; // not pino's JSON
     }
   });
-  return (errors.at(-1) ?? written.trimEnd()).slice(-2_000);
+  const last = errors.at(-1);
+  const said = last ? (last.err ? `${last.err.code ?? 'error'}: ${last.err.message}` : last.msg) : undefined;
+  return (said ?? written.trimEnd()).slice(-500);
 }
 
 const alive = (replica: Replica): boolean =>
@@ -235,7 +247,7 @@ export class ReplicaSet {
           signal,
           requested: replica.requested,
           wanted: replica.wanted,
-          ...(replica.requested === null ? { lastError: lastErrorLine(logPath, replica.logOffset) } : {}),
+          ...(replica.requested === null ? { lastError: lastError(logPath, replica.logOffset) } : {}),
         });
         if (replica.wanted) {
           setTimeout(() => {
