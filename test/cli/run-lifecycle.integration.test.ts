@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
 import { startRestartableKafkaBroker } from '../../deploy/local/kafka-broker.ts';
 import { createRunDir, freePort, stopProcess } from '../../deploy/local/processes.ts';
-import { createPipelineTopics } from '../../src/kafka/topics.ts';
+import { createPipelineTopics, createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import type { Config } from '../../src/config/index.ts';
 import { generateDataset } from '../../src/sandbox/dataset/dataset.ts';
 import { SANDBOX_DEFAULTS, startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
@@ -488,13 +488,13 @@ describe('partner-enrich run: failed starts, fatal failures, signals', () => {
       async (topics) => {
         const admin = kafka.admin();
         await admin.connect();
-        await admin.createTopics({
-          waitForLeaders: true,
-          topics: pipelineTopicNames(topics).map((topic) => ({
+        await createTopicsWithLeaders(
+          admin,
+          pipelineTopicNames(topics).map((topic) => ({
             topic,
             numPartitions: topic === topics.storage ? 1 : 2,
           })),
-        });
+        );
         await admin.disconnect();
         cleanups.push(() => dropTopics(kafka, topics));
         return {};

@@ -12,6 +12,7 @@ import { startKafkaCluster, type LocalCluster } from '../../deploy/local/kafka-b
 import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
 import type { TopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { KafkaSink } from '../../src/kafka/kafka-sink.ts';
+import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { readAll } from '../support/enrichment.ts';
 import { eventually, uniqueName } from '../support/kafka.ts';
@@ -45,18 +46,15 @@ async function twoLeaderTopic(): Promise<string> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic,
-          replicaAssignment: [
-            { partition: 0, replicas: [1, 2, 3] },
-            { partition: 1, replicas: [2, 1, 3] },
-          ],
-        },
-      ],
-    });
+    await createTopicsWithLeaders(admin, [
+      {
+        topic,
+        replicaAssignment: [
+          { partition: 0, replicas: [1, 2, 3] },
+          { partition: 1, replicas: [2, 1, 3] },
+        ],
+      },
+    ]);
     await eventually(async () => (await leaders(topic)).join() === '1,2', 30_000, 'leaders 1 and 2');
   } finally {
     await admin.disconnect();
@@ -146,7 +144,7 @@ describe("a send whose partition's leader moved to a broker that answers the sen
     const input = { topic: uniqueName('input'), partition: 0 };
     const admin = kafka.admin();
     await admin.connect();
-    await admin.createTopics({ waitForLeaders: true, topics: [{ topic: input.topic, numPartitions: 1 }] });
+    await createTopicsWithLeaders(admin, [{ topic: input.topic, numPartitions: 1 }]);
     await admin.disconnect();
     const groupId = uniqueName('group');
     const transactions = plainTransactions(kafka, groupId, topic);
