@@ -32,8 +32,6 @@ interface Replica {
   /** Whether the replica should run: the supervisor restarts it when it exits while wanted. */
   wanted: boolean;
   exited: Promise<void>;
-  /** Bytes in its log when this life started: its own lines come after. */
-  logOffset: number;
 }
 
 /** pino's error (50) and fatal (60) levels. */
@@ -134,7 +132,6 @@ export class ReplicaSet {
         requested: null,
         wanted: true,
         exited: Promise.resolve(),
-        logOffset: 0,
       };
       this.#replicas.push(replica);
       replicas.push(replica);
@@ -211,7 +208,8 @@ export class ReplicaSet {
   #spawn(replica: Replica): void {
     const logPath = join(this.#options.runDir.path, `${replica.name}.log`);
     const log = openSync(logPath, 'a');
-    replica.logOffset = fstatSync(log).size;
+    // Bytes in the log when this life starts: its own lines come after.
+    const logOffset = fstatSync(log).size;
     // The replicas' private state directories (and the ledger journals a killed one leaves) in
     // the scenario's folder, as on one machine of their own: gone with it, not left in /tmp.
     const tmp = join(this.#options.runDir.path, 'tmp');
@@ -247,7 +245,7 @@ export class ReplicaSet {
           signal,
           requested: replica.requested,
           wanted: replica.wanted,
-          ...(replica.requested === null ? { lastError: lastError(logPath, replica.logOffset) } : {}),
+          ...(replica.requested === null ? { lastError: lastError(logPath, logOffset) } : {}),
         });
         if (replica.wanted) {
           setTimeout(() => {
