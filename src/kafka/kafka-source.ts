@@ -27,6 +27,7 @@ import type { Consumer, Kafka } from 'kafkajs';
 import type { Committable } from '../pipeline/commit-watermark.ts';
 import type { PartitionRef, RecordSource, SourceHandler } from '../pipeline/ports.ts';
 import type { InputRecord, RecordHeaders } from '../pipeline/records.ts';
+import { finishedWithin } from '../finished-within.ts';
 import { traceConsume } from '../observability/tracing.ts';
 import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
@@ -45,6 +46,15 @@ const HEARTBEAT_EVERY_MS = 1000;
  * out a broker away for as long as its retries last and tells nobody meanwhile.
  */
 const UNANSWERED_MS = 10_000;
+
+/**
+ * How long the close may wait for the member to leave its group (0.2 s while the brokers
+ * answer). kafkajs's stop waits for its fetch loop, which sits out its retry's backoff while the
+ * group's coordinator moves: in a broker failover it took 4 s, and a follower's as long as the
+ * whole exit bound. The pipeline's commits are made before; a member left behind is dropped by
+ * the coordinator after its session timeout, and the group rebalances then.
+ */
+export const LEAVE_GROUP_MS = 5_000;
 
 export interface KafkaSourceOptions {
   topic: string;
@@ -340,7 +350,7 @@ export class KafkaSource implements RecordSource {
       // After the pipeline's last commit, before the member leaves its group.
       if (this.#madeAnew) await this.#commitStarts();
     } finally {
-      await this.#consumer.disconnect();
+      await finishedWithin(this.#consumer.disconnect(), LEAVE_GROUP_MS);
     }
   }
 

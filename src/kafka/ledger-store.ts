@@ -92,7 +92,7 @@ export class KafkaLedgerStore implements LedgerStore {
       await consumer.disconnect().catch(() => {});
       throw error;
     }
-    return () => consumer.disconnect();
+    return () => this.#readers.stop(consumer);
   }
 
   async #run(

@@ -116,7 +116,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
       await consumer.disconnect().catch(() => {});
       throw error;
     }
-    return () => consumer.disconnect();
+    return () => this.#readers.stop(consumer);
   }
 
   jobs(): RerunJob[] {

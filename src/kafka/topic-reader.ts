@@ -3,11 +3,20 @@
 // bulk ledger are rebuilt at start; followers read on from there.
 import { randomUUID } from 'node:crypto';
 import type { Consumer, ConsumerConfig, Kafka, KafkaMessage } from 'kafkajs';
+import { finishedWithin } from '../finished-within.ts';
 import { notAuthorized, onTopics } from './errors.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
 /** `kafka.readerGroupPrefix`'s default. */
 export const DEFAULT_READER_GROUP_PREFIX = 'partner-enrich-';
+
+/**
+ * How long a follower's stop may take: a few times what it takes while the brokers answer
+ * (0.2-0.3 s). kafkajs's stop waits for its fetch loop, which sits out its retry's backoff
+ * (seconds, growing) while the group's coordinator moves: a SIGTERM during a broker failover
+ * spent the whole exit bound in one follower's stop (20 s, "did not stop in time", exit 1).
+ */
+export const FOLLOWER_STOP_MS = 2_000;
 
 /**
  * Readers of the pipeline's own topics (state, storage, dead letters), each a consumer in a
@@ -40,6 +49,15 @@ export class TopicReaders {
       allowAutoTopicCreation: false,
       ...config,
     });
+  }
+
+  /**
+   * Stops a reader that follows a topic, within FOLLOWER_STOP_MS. One still stopping then is
+   * left to finish: its group is throw-away and it commits nothing, so nothing waits for it to
+   * leave (the coordinator drops the member after its session timeout).
+   */
+  async stop(consumer: Consumer): Promise<void> {
+    await finishedWithin(consumer.disconnect(), FOLLOWER_STOP_MS);
   }
 
   /** KAFKA_NOT_AUTHORIZED for a read of `topic` in a throw-away group the broker refused; `error` otherwise. */

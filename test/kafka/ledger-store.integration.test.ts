@@ -1,16 +1,20 @@
 // The bulk ledger shares the internal state topic with rerun jobs: on the real broker, the
 // ledger reads its entries and nothing of the reruns; what follow() delivers is what other
 // replicas write (a replica indexes its own writes as it makes them).
-import type { Socket } from 'node:net';
-import { connect } from 'node:net';
-import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkLedger, type LedgerEntry } from '../../src/bulk/bulk-ledger.ts';
 import { KafkaLedgerStore } from '../../src/kafka/ledger-store.ts';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
 import { topicOffsets } from '../../src/kafka/topic-offsets.ts';
-import { TopicReaders } from '../../src/kafka/topic-reader.ts';
-import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { FOLLOWER_STOP_MS, TopicReaders } from '../../src/kafka/topic-reader.ts';
+import {
+  eventually,
+  FETCH_API_KEY,
+  kafkaClient,
+  lossyKafkaClient,
+  uniqueName,
+  withTopics,
+} from '../support/kafka.ts';
 import { simulatedProgress, testJob } from '../support/rerun-records.ts';
 
 describe('KafkaLedgerStore beside rerun records', () => {
@@ -133,23 +137,12 @@ describe('KafkaLedgerStore beside rerun records', () => {
     // backoff. Nothing else is touched.
     let dropping = false;
     let dropped = 0;
-    const faulty = new Kafka({
-      clientId: uniqueName('faulty'),
-      brokers: [inject('kafkaBrokers')],
-      logLevel: logLevel.NOTHING,
+    const faulty = lossyKafkaClient({
       retry: { retries: 8, initialRetryTime: 100 },
-      socketFactory: ({ host, port, onConnect }) => {
-        const socket: Socket = connect({ host, port }, onConnect);
-        const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
-        socket.write = ((chunk: unknown, ...rest: unknown[]) => {
-          if (dropping && Buffer.isBuffer(chunk) && chunk.includes('"leaseUntil"')) {
-            dropped += 1;
-            socket.destroy(new Error('connection lost with the request on it'));
-            return false;
-          }
-          return write(chunk, ...rest);
-        }) as Socket['write'];
-        return socket;
+      lost: (request) => {
+        if (!dropping || !request.includes('"leaseUntil"')) return false;
+        dropped += 1;
+        return true;
       },
     });
     const store = new KafkaLedgerStore(new TopicReaders(faulty), topic);
@@ -177,6 +170,41 @@ describe('KafkaLedgerStore beside rerun records', () => {
       expect(restarted.find(position)).toMatchObject({ submissionId: 'renewed', bulkId: 'bulk-renewed' });
     } finally {
       await store.close();
+    }
+  });
+
+  it("regression: a follower's stop waited out kafkajs's retry backoff (a SIGTERM during a broker failover spent the whole exit bound there and exited 1); now it returns within FOLLOWER_STOP_MS", async () => {
+    // Fetches fail while `failing` is set, as they do while a broker is away: the consumer's
+    // fetch loop then waits its retry's backoff (here 10 s at the first) before fetching again,
+    // and kafkajs's disconnect waits for that loop.
+    let failing = false;
+    let failed = 0;
+    const faulty = lossyKafkaClient({
+      retry: { retries: 8, initialRetryTime: 10_000 },
+      lost: (request) => {
+        if (!failing || request.readInt16BE(4) !== FETCH_API_KEY) return false;
+        failed += 1;
+        return true;
+      },
+    });
+    const readers = new TopicReaders(faulty);
+    const ledgerFollowed = await new KafkaLedgerStore(readers, topic).follow({
+      recorded: () => {},
+      removed: () => {},
+      failed: () => {},
+    });
+    const rerunsFollowed = await new KafkaRerunJobStore(readers, topic).follow(
+      () => {},
+      () => {},
+    );
+    failing = true;
+    await eventually(() => failed >= 2, 30_000, 'both followers failing to fetch');
+
+    for (const stop of [ledgerFollowed, rerunsFollowed]) {
+      const started = performance.now();
+      await stop();
+      // kafkajs's own stop took the backoff's 8-12 s.
+      expect(performance.now() - started).toBeLessThan(FOLLOWER_STOP_MS + 3_000);
     }
   });
 });

@@ -1,6 +1,7 @@
 // Integration helpers: clients for the broker the global setup started, topics with
 // random names that are always deleted afterwards.
 import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
 import { inject } from 'vitest';
 import type { Codec } from '../../src/kafka/compression-codecs.ts';
@@ -23,6 +24,38 @@ export function kafkaClient(bootstrap = inject('kafkaBrokers')): Kafka {
     retry: { retries: 8, initialRetryTime: 100 },
   });
 }
+
+/**
+ * A client whose connection is lost with each request `lost` picks on it (the socket destroyed
+ * as the request is written, the whole request in `buffer`: its API key at byte 4): kafkajs
+ * sends it again after its retry's backoff (`retry`), as it does while a broker is away.
+ */
+export function lossyKafkaClient(options: {
+  lost: (request: Buffer) => boolean;
+  retry: { retries: number; initialRetryTime: number };
+}): Kafka {
+  return new Kafka({
+    clientId: uniqueName('lossy'),
+    brokers: [inject('kafkaBrokers')],
+    logLevel: logLevel.NOTHING,
+    retry: options.retry,
+    socketFactory: ({ host, port, onConnect }) => {
+      const socket: Socket = connect({ host, port }, onConnect);
+      const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
+      socket.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (Buffer.isBuffer(chunk) && options.lost(chunk)) {
+          socket.destroy(new Error('connection lost with the request on it'));
+          return false;
+        }
+        return write(chunk, ...rest);
+      }) as Socket['write'];
+      return socket;
+    },
+  });
+}
+
+/** Kafka's API key of a Fetch request (lossyKafkaClient). */
+export const FETCH_API_KEY = 1;
 
 /** Creates topics for one test and returns a function that deletes them again. */
 export async function withTopics(
