@@ -247,28 +247,38 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
     KafkaJSConnectionClosedError: new (message: string) => Error;
   };
   const quiet = { namespace: () => quiet, error() {}, warn() {}, info() {}, debug() {} };
+  const GROUP_COORDINATOR_NOT_AVAILABLE = 15;
   const NOT_COORDINATOR_FOR_GROUP = 16;
   const INVALID_PRODUCER_EPOCH = 47;
 
   type Call = { request: string; result?: boolean };
-  /** A stand-in for kafkajs's Broker as coordinator: fails a request with the error given for it, once. */
+  /**
+   * A stand-in for kafkajs's Broker as coordinator: fails a request with the error given for
+   * it, once or `times` in a row.
+   */
   const coordinator = (
     failures: {
       InitProducerId?: Error;
       AddOffsetsToTxn?: Error;
-      TxnOffsetCommit?: Error;
+      TxnOffsetCommit?: Error | { error: Error; times: number };
       EndTxn?: Error;
     } = {},
   ) => {
     const calls: Call[] = [];
-    const pending = new Map<string, Error>(Object.entries(failures));
+    const pending = new Map(
+      Object.entries(failures).map(([request, failure]) => [
+        request,
+        failure instanceof Error ? { error: failure, times: 1 } : { ...failure },
+      ]),
+    );
     const answer = (call: Call) => {
       calls.push(call);
       const failure = pending.get(call.request);
       if (!failure) return Promise.resolve({});
-      pending.delete(call.request);
+      failure.times -= 1;
+      if (failure.times === 0) pending.delete(call.request);
       state.failed = true;
-      return Promise.reject(failure);
+      return Promise.reject(failure.error);
     };
     const state = {
       calls,
@@ -285,14 +295,24 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
   /**
    * A transaction begun with `first` as the coordinator the cluster names; once `first` failed
    * a request (its broker killed, or the coordinator moved), the cluster names `successor`.
+   * The producer hands the manager its retry settings; kafkajs's Cluster has none of its own.
    */
-  const transactionWith = async (first: ReturnType<typeof coordinator>, successor = first) => {
+  const transactionWith = async (
+    first: ReturnType<typeof coordinator>,
+    successor = first,
+    retry = { initialRetryTime: 1, maxRetryTime: 5, retries: 5 },
+  ) => {
     const cluster = {
-      retry: { initialRetryTime: 1, maxRetryTime: 5, retries: 5 },
       refreshMetadataIfNecessary: () => Promise.resolve(),
       findGroupCoordinator: () => Promise.resolve(first.failed ? successor : first),
     };
-    const manager = createEosManager({ logger: quiet, cluster, transactional: true, transactionalId: 'txn' });
+    const manager = createEosManager({
+      logger: quiet,
+      cluster,
+      retry,
+      transactional: true,
+      transactionalId: 'txn',
+    });
     await manager.initProducerId();
     manager.beginTransaction();
     return manager;
@@ -350,6 +370,21 @@ describe('kafkajs as patched: a transaction coordinator that moves', () => {
     expect(successor.calls.filter((c) => c.request === 'EndTxn')).toEqual([
       { request: 'EndTxn', result: false },
     ]);
+  });
+
+  it("regression: a transaction's offset commit gave up after kafkajs's default 5 retries (about 9 s), whatever the client's retry settings, while a killed broker's group coordinator moved (TRANSACTION_FAILED, which ends `run`); now it retries as long as the producer's settings say", async () => {
+    // More failures than kafkajs's default retries allow (5; 15 under NODE_ENV=test, as here).
+    const unavailable = coordinator({
+      TxnOffsetCommit: { error: createErrorFromCode(GROUP_COORDINATOR_NOT_AVAILABLE), times: 20 },
+    });
+    const manager = await transactionWith(unavailable, unavailable, {
+      initialRetryTime: 1,
+      maxRetryTime: 5,
+      retries: 25,
+    });
+    await manager.sendOffsets(offsets);
+    await manager.commit();
+    expect(unavailable.calls.filter((c) => c.request === 'TxnOffsetCommit')).toHaveLength(21);
   });
 
   it('does not ask again when the producer was fenced', async () => {

@@ -8,7 +8,9 @@ import {
   batchCodecs,
   eventually,
   kafkaClient,
+  lossyKafkaClient,
   setTopicLimit,
+  TXN_OFFSET_COMMIT_API_KEY,
   uniqueName,
   withTopics,
 } from '../support/kafka.ts';
@@ -62,6 +64,29 @@ describe('KafkaPartitionTransactions', () => {
     }
     expect(await committedOffsets(kafka, groupId, input)).toEqual([
       { partition: 0, offset: '40', metadata: null },
+    ]);
+  }, 60_000);
+
+  it("regression: kafkajs gave a transaction's requests its default 5 retries (about 9 s), whatever the client's retry settings: an offset commit whose group coordinator moved for longer failed the transaction (TRANSACTION_FAILED, which ends `run`); now they retry as the client says", async () => {
+    const { input, output, groupId } = await setUp();
+    // More losses in a row than kafkajs's default retries allow (5; 15 under NODE_ENV=test).
+    let lost = 0;
+    const lossy = lossyKafkaClient({
+      retry: { retries: 30, initialRetryTime: 10, maxRetryTime: 50 },
+      lost: (request) => request.readInt16BE(4) === TXN_OFFSET_COMMIT_API_KEY && ++lost <= 20,
+    });
+    const ref = { topic: input, partition: 0 };
+    const txns = plainTransactions(lossy, groupId, output);
+    await txns.open(ref);
+    try {
+      const messages = txns.prepare([{ output: 'matches', key: 'k1', value: null }]);
+      await txns.commit(ref, messages, { ...ref, offset: 1 });
+    } finally {
+      await txns.closeAll();
+    }
+    expect(lost).toBe(21);
+    expect(await committedOffsets(kafkaClient(), groupId, input)).toEqual([
+      { partition: 0, offset: '1', metadata: null },
     ]);
   }, 60_000);
 

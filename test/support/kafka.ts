@@ -2,7 +2,7 @@
 // random names that are always deleted afterwards.
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import kafkajs, { Kafka, logLevel, type Admin } from 'kafkajs';
+import kafkajs, { Kafka, logLevel, type Admin, type RetryOptions } from 'kafkajs';
 import { inject } from 'vitest';
 import type { Codec } from '../../src/kafka/compression-codecs.ts';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
@@ -32,7 +32,7 @@ export function kafkaClient(bootstrap = inject('kafkaBrokers')): Kafka {
  */
 export function lossyKafkaClient(options: {
   lost: (request: Buffer) => boolean;
-  retry: { retries: number; initialRetryTime: number };
+  retry: RetryOptions;
 }): Kafka {
   return new Kafka({
     clientId: uniqueName('lossy'),
@@ -54,8 +54,9 @@ export function lossyKafkaClient(options: {
   });
 }
 
-/** Kafka's API key of a Fetch request (lossyKafkaClient). */
+/** Kafka's API keys of the requests tests lose (lossyKafkaClient). */
 export const FETCH_API_KEY = 1;
+export const TXN_OFFSET_COMMIT_API_KEY = 28;
 
 /** Creates topics for one test and returns a function that deletes them again. */
 export async function withTopics(
