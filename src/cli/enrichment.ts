@@ -214,8 +214,11 @@ export interface Enrichment {
   reruns?: RerunExecutor;
   /** Where rerun jobs are kept, and the input topic's partitions (Kafka only). */
   rerunJobs?: { store: RerunJobStore; partitionCount: number };
-  /** Stops intake, lets in-flight work finish within the grace period, closes everything. */
-  stop(graceMs: number): Promise<{ abandoned: number }>;
+  /**
+   * Stops intake, lets in-flight work finish within the grace period, closes everything;
+   * `closing` hears the name of each step as it begins.
+   */
+  stop(graceMs: number, closing?: (step: string) => void): Promise<{ abandoned: number }>;
 }
 
 function assemble(
@@ -322,13 +325,17 @@ function enrichment(
     ...(reruns && ends.reruns
       ? { reruns, rerunJobs: { store: ends.reruns.jobs, partitionCount: ends.reruns.partitionCount } }
       : {}),
-    async stop(graceMs) {
+    async stop(graceMs, closing = () => {}) {
+      closing('stopping reruns');
       await reruns?.stop();
-      const result = await pipeline.stop(graceMs);
+      const result = await pipeline.stop(graceMs, closing);
+      closing('closing the transactional producers');
       await ends.transactions?.closeAll();
+      closing('closing the output producer');
       await ends.sink.close();
       unsubscribe();
       ends.state.close();
+      closing("closing the state topic's followers and producers");
       await closeExtra();
       return result;
     },

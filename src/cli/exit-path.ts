@@ -25,6 +25,8 @@ export class ExitPath {
   readonly #stop = Promise.withResolvers<StopReason>();
   #reason: StopReason | undefined;
   #failed = false;
+  /** The close step under way: a stop cut off at the bound says where it hung. */
+  #closing: string | undefined;
 
   constructor(options: ExitPathOptions) {
     this.#logger = options.logger;
@@ -68,6 +70,12 @@ export class ExitPath {
     this.#request({ kind: 'failure', origin: 'start', error }, () => process.exit(reportFailure(error)));
   }
 
+  /** Names the close step that begins now (logged at debug; named at the bound if it hangs). */
+  closing(step: string): void {
+    this.#closing = step;
+    this.#logger.debug({ step }, 'closing');
+  }
+
   /** The promise's value, or undefined when a stop is requested first (e.g. SIGTERM during start-up). */
   async until<T>(promise: Promise<T>): Promise<T | undefined> {
     return Promise.race([promise, this.#stop.promise.then(() => undefined)]);
@@ -98,7 +106,10 @@ export class ExitPath {
     this.#reason = reason;
     if (reason.kind === 'signal') this.#logger.info({ signal: reason.signal }, 'stop requested');
     setTimeout(() => {
-      this.#logger.fatal({ boundMs: this.#boundMs }, 'did not stop in time: exiting now');
+      this.#logger.fatal(
+        { boundMs: this.#boundMs, closing: this.#closing },
+        'did not stop in time: exiting now',
+      );
       pastBound();
     }, this.#boundMs).unref();
     this.#stop.resolve(reason);

@@ -265,24 +265,33 @@ export class Pipeline {
     await Promise.race([this.#intake.idle(), this.#failed.promise]);
   }
 
-  /** Stops intake, waits up to `graceMs` for in-flight work, commits what is done. */
-  async stop(graceMs: number): Promise<{ abandoned: number }> {
+  /**
+   * Stops intake, waits up to `graceMs` for in-flight work, commits what is done. `closing`
+   * hears the name of each step as it begins: a stop that hangs is known by where.
+   */
+  async stop(graceMs: number, closing: (step: string) => void = () => {}): Promise<{ abandoned: number }> {
     this.#stopping = true;
     this.#clearFencedIdle();
+    closing('pausing the input');
     await this.#parts.source.stop();
     if (graceMs > 0 && !this.#fatal) {
+      closing('finishing in-flight work');
       this.#lookups.drain();
       await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
     }
     // What is not finished now is abandoned: not committed, read again after a restart.
     this.#intake.stop();
+    closing('stopping lookups');
     await this.#lookups.stop();
+    closing('writing the outputs under way');
     await this.#writer.settled();
     clearInterval(this.#checkpoints);
     // A verdict on a failed transaction still waiting for the assignment is given now (see
     // Committer.close): a failure ends the pipeline, nothing more is committed, `run` exits 1.
     this.#committer.close();
+    closing('committing, checkpointing the partner state');
     if (!this.#fatal) await Promise.all([this.#committer.flush(), this.#checkpoint()]);
+    closing('closing the input (leaving the consumer group)');
     await this.#parts.source.close();
     return { abandoned: this.#intake.inFlight };
   }

@@ -64,3 +64,39 @@ describe('the exit path of a failed start', () => {
     expect(failed.stderr()).toContain('undefined is not a function');
   });
 });
+
+describe('the exit path of a stop that hangs', () => {
+  it('exits 1 at the bound and names the close step under way', async () => {
+    const script = `
+      import { ExitPath } from ${JSON.stringify(exitPath)};
+      import { createLogger } from ${JSON.stringify(logger)};
+      const exit = new ExitPath({ logger: createLogger({ level: 'info' }), boundMs: 200 });
+      void exit.stopping.then(() => {
+        exit.closing('committing, checkpointing the partner state');
+        exit.closing('closing the input (leaving the consumer group)');
+      });
+      setInterval(() => {}, 1_000);
+      process.stdout.write('running\\n');
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    const running = new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('running\n')) resolve();
+      }),
+    );
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    await running;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(1);
+    const bound = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg: string; closing?: string })
+      .find((entry) => entry.msg === 'did not stop in time: exiting now');
+    expect(bound?.closing).toBe('closing the input (leaving the consumer group)');
+  });
+});

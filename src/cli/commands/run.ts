@@ -97,16 +97,18 @@ export function registerRun(program: Command): void {
         stopping = true;
         await schedule?.stop();
         if (enrichment) {
-          const { abandoned } = await enrichment.stop(graceMs);
+          const { abandoned } = await enrichment.stop(graceMs, (step) => exit.closing(step));
           logger.info(
             { abandoned },
             'stopped; abandoned records were not committed and are read again on restart',
           );
         }
+        exit.closing('closing the operations endpoint');
         await lag?.stop();
         await health?.close();
         unsubscribeMetrics();
         unsubscribeRerunLog();
+        exit.closing('exporting the last traces');
         await stopTracing();
         exit.exit();
       };
