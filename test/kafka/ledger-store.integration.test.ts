@@ -9,7 +9,7 @@ import { topicOffsets } from '../../src/kafka/topic-offsets.ts';
 import { FOLLOWER_STOP_MS, TopicReaders } from '../../src/kafka/topic-reader.ts';
 import {
   eventually,
-  FETCH_API_KEY,
+  fetchLosingClient,
   kafkaClient,
   lossyKafkaClient,
   uniqueName,
@@ -174,20 +174,9 @@ describe('KafkaLedgerStore beside rerun records', () => {
   });
 
   it("regression: a follower's stop waited out kafkajs's retry backoff (a SIGTERM during a broker failover spent the whole exit bound there and exited 1); now it returns within FOLLOWER_STOP_MS", async () => {
-    // Fetches fail while `failing` is set, as they do while a broker is away: the consumer's
-    // fetch loop then waits its retry's backoff (here 10 s at the first) before fetching again,
-    // and kafkajs's disconnect waits for that loop.
-    let failing = false;
-    let failed = 0;
-    const faulty = lossyKafkaClient({
-      retry: { retries: 8, initialRetryTime: 10_000 },
-      lost: (request) => {
-        if (!failing || request.readInt16BE(4) !== FETCH_API_KEY) return false;
-        failed += 1;
-        return true;
-      },
-    });
-    const readers = new TopicReaders(faulty);
+    // kafkajs's disconnect waits for the fetch loop, which waits its backoff (10 s here).
+    const fetches = fetchLosingClient(10_000);
+    const readers = new TopicReaders(fetches.kafka);
     const ledgerFollowed = await new KafkaLedgerStore(readers, topic).follow({
       recorded: () => {},
       removed: () => {},
@@ -197,8 +186,8 @@ describe('KafkaLedgerStore beside rerun records', () => {
       () => {},
       () => {},
     );
-    failing = true;
-    await eventually(() => failed >= 2, 30_000, 'both followers failing to fetch');
+    fetches.brokerAway();
+    await eventually(() => fetches.lost >= 2, 30_000, 'both followers failing to fetch');
 
     for (const stop of [ledgerFollowed, rerunsFollowed]) {
       const started = performance.now();

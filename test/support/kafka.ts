@@ -54,9 +54,36 @@ export function lossyKafkaClient(options: {
   });
 }
 
-/** Kafka's API keys of the requests tests lose (lossyKafkaClient). */
-export const FETCH_API_KEY = 1;
+/** Kafka's API key of a TxnOffsetCommit request (lossyKafkaClient). */
 export const TXN_OFFSET_COMMIT_API_KEY = 28;
+const FETCH_API_KEY = 1;
+
+/**
+ * A client whose fetches are lost once `brokerAway()` was called, as while a broker is away: a
+ * consumer's fetch loop then waits its retry's backoff (`initialRetryTime` at the first)
+ * before fetching again. `lost` counts the fetches lost.
+ */
+export function fetchLosingClient(initialRetryTime: number) {
+  let away = false;
+  let lost = 0;
+  const kafka = lossyKafkaClient({
+    retry: { retries: 8, initialRetryTime },
+    lost: (request) => {
+      if (!away || request.readInt16BE(4) !== FETCH_API_KEY) return false;
+      lost += 1;
+      return true;
+    },
+  });
+  return {
+    kafka,
+    brokerAway: () => {
+      away = true;
+    },
+    get lost() {
+      return lost;
+    },
+  };
+}
 
 /** Creates topics for one test and returns a function that deletes them again. */
 export async function withTopics(
