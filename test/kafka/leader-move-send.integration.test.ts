@@ -67,7 +67,12 @@ async function leaders(topic: string): Promise<number[]> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    // A KRaft broker answers "unknown topic" for a topic made a moment ago until its metadata
+    // has it (CI at bbcc5d8): no leaders yet, asked again by the caller's `eventually`.
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] }).catch((error: unknown) => {
+      if ((error as { type?: unknown }).type === 'UNKNOWN_TOPIC_OR_PARTITION') return { topics: [] };
+      throw error;
+    });
     return [...(topics[0]?.partitions ?? [])]
       .sort((a, b) => a.partitionId - b.partitionId)
       .map((p) => p.leader);
