@@ -20,6 +20,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { redactUrl, type Config } from '../config/index.ts';
+import { finishedWithin } from '../finished-within.ts';
 import type { OutputMessage } from '../pipeline/outputs.ts';
 import type { InputRecord, PartnerWork, RecordHeaders } from '../pipeline/records.ts';
 import type { Logger } from './logger.ts';
@@ -64,8 +65,7 @@ export async function startTracing(options: Config['tracing'], logger: Logger): 
   );
   return async () => {
     enabled = false;
-    const budget = new Promise<void>((resolve) => setTimeout(resolve, FLUSH_BUDGET_MS).unref());
-    await Promise.race([sdk.shutdown(), budget]);
+    await finishedWithin(sdk.shutdown(), FLUSH_BUDGET_MS);
   };
 }
 
