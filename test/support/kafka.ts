@@ -26,16 +26,16 @@ export function kafkaClient(bootstrap = inject('kafkaBrokers')): Kafka {
 }
 
 /**
- * A client whose connection is lost with each request `lost` picks on it (the socket destroyed
- * as the request is written, the whole request in `buffer`: its API key at byte 4): kafkajs
- * sends it again after its retry's backoff (`retry`), as it does while a broker is away.
+ * What a client of `wireClient` does with a request it is about to write (the whole request in
+ * the buffer: its API key at byte 4, its version at 6, its correlation id at 8): send it, lose
+ * the connection with it on it, or answer it with the given response instead of the broker.
  */
-export function lossyKafkaClient(options: {
-  lost: (request: Buffer) => boolean;
-  retry: RetryOptions;
-}): Kafka {
+type WireFault = 'send' | 'lose' | Buffer;
+
+/** A client whose requests pass `fault` on their way to the broker (WireFault). */
+function wireClient(options: { fault: (request: Buffer) => WireFault; retry: RetryOptions }): Kafka {
   return new Kafka({
-    clientId: uniqueName('lossy'),
+    clientId: uniqueName('wire'),
     brokers: [inject('kafkaBrokers')],
     logLevel: logLevel.NOTHING,
     retry: options.retry,
@@ -43,14 +43,32 @@ export function lossyKafkaClient(options: {
       const socket: Socket = connect({ host, port }, onConnect);
       const write = socket.write.bind(socket) as (chunk: unknown, ...rest: unknown[]) => boolean;
       socket.write = ((chunk: unknown, ...rest: unknown[]) => {
-        if (Buffer.isBuffer(chunk) && options.lost(chunk)) {
+        const fault = Buffer.isBuffer(chunk) ? options.fault(chunk) : 'send';
+        if (fault === 'send') return write(chunk, ...rest);
+        if (fault === 'lose') {
           socket.destroy(new Error('connection lost with the request on it'));
           return false;
         }
-        return write(chunk, ...rest);
+        setImmediate(() => socket.emit('data', fault));
+        return true;
       }) as Socket['write'];
       return socket;
     },
+  });
+}
+
+/**
+ * A client whose connection is lost with each request `lost` picks on it (the socket destroyed
+ * as the request is written): kafkajs sends it again after its retry's backoff (`retry`), as it
+ * does while a broker is away.
+ */
+export function lossyKafkaClient(options: {
+  lost: (request: Buffer) => boolean;
+  retry: RetryOptions;
+}): Kafka {
+  return wireClient({
+    retry: options.retry,
+    fault: (request) => (options.lost(request) ? 'lose' : 'send'),
   });
 }
 
@@ -83,6 +101,43 @@ export function fetchLosingClient(initialRetryTime: number) {
       return lost;
     },
   };
+}
+
+const LEAVE_GROUP_API_KEY = 13;
+const NOT_COORDINATOR = 16;
+
+/**
+ * A client whose first `times` LeaveGroup requests are answered "not the coordinator" (error
+ * 16) without reaching the broker, as a broker answers once the group's coordinator has moved
+ * to another: the member is still in the group. `answered` counts those answers.
+ */
+export function coordinatorMovedClient(times: number) {
+  let answered = 0;
+  const kafka = wireClient({
+    retry: { retries: 8, initialRetryTime: 100 },
+    fault: (request) => {
+      if (answered >= times || request.readInt16BE(4) !== LEAVE_GROUP_API_KEY) return 'send';
+      answered += 1;
+      return leaveGroupError(request.readInt16BE(6), request.readInt32BE(8), NOT_COORDINATOR);
+    },
+  });
+  return {
+    kafka,
+    get answered() {
+      return answered;
+    },
+  };
+}
+
+/** A LeaveGroup response (versions 0 to 3, those kafkajs asks) carrying only an error code. */
+function leaveGroupError(version: number, correlationId: number, errorCode: number): Buffer {
+  const throttle = version >= 1 ? 4 : 0;
+  const members = version >= 3 ? 4 : 0; // an empty array
+  const response = Buffer.alloc(4 + 4 + throttle + 2 + members);
+  response.writeInt32BE(response.length - 4, 0);
+  response.writeInt32BE(correlationId, 4);
+  response.writeInt16BE(errorCode, 8 + throttle);
+  return response;
 }
 
 /** Creates topics for one test and returns a function that deletes them again. */
