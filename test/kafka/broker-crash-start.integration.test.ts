@@ -1,15 +1,8 @@
 // `run` started moments after a broker of a three-node cluster crashed, as a supervisor restarts
 // a replica during a broker's outage: the crashed broker stays in the metadata until the cluster
 // fences it (broker.session.timeout.ms, 9 s), and may be named as the controller and as leader.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
-import { startKafkaCluster, type LocalCluster } from '../../deploy/local/kafka-broker.ts';
-import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import { cliEnv, startCli } from '../support/cli.ts';
 import {
@@ -20,27 +13,19 @@ import {
   testTopics,
 } from '../support/enrichment.ts';
 import { eventually, uniqueName } from '../support/kafka.ts';
+import { threeNodeCluster } from '../support/own-brokers.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
 const SEED = 29;
 
-let runDir: RunDir;
-let cluster: LocalCluster;
-let kafka: Kafka;
+const own = threeNodeCluster('broker-crash');
 let sandbox: RunningSandbox;
 
 beforeAll(async () => {
-  runDir = await createRunDir(mkdtempSync(join(tmpdir(), 'broker-crash-')));
-  cluster = await startKafkaCluster(runDir, defaultInfrastructureOptions().kafkaVersions[0] as string, 3);
-  kafka = new Kafka({ brokers: cluster.bootstrap.split(','), logLevel: logLevel.NOTHING });
   sandbox = await startSandbox({ port: 0, orgs: 1_000, seed: SEED });
-}, 180_000);
-
-afterAll(async () => {
-  await sandbox?.close();
-  await Promise.all((runDir?.pids ?? []).map((pid) => stopProcess(pid, 5_000)));
-  if (runDir) rmSync(runDir.path, { recursive: true, force: true });
 });
+
+afterAll(async () => sandbox?.close());
 
 type Delivery = 'at-least-once' | 'exactly-once';
 
@@ -57,7 +42,7 @@ async function runWhileDown(
   const groupId = uniqueName('g');
   const child = startCli(['run'], {
     ...cliEnv(sandbox.url, topics, groupId),
-    PARTNER_ENRICH_KAFKA__BROKERS: cluster.bootstrap,
+    PARTNER_ENRICH_KAFKA__BROKERS: own.cluster.bootstrap,
     PARTNER_ENRICH_TOPICS__PARTITIONS: '3',
     PARTNER_ENRICH_TOPICS__REPLICATION_FACTOR: '3',
     PARTNER_ENRICH_INPUT_FORMAT: 'json',
@@ -72,7 +57,7 @@ async function runWhileDown(
     // The test's own kafkajs clients meet the crashed broker too: asked again until it is fenced.
     await eventually(
       () =>
-        produce(kafka, topics.input, partners.slice(down * 10, down * 10 + 10)).then(
+        produce(own.kafka, topics.input, partners.slice(down * 10, down * 10 + 10)).then(
           () => true,
           () => false,
         ),
@@ -82,7 +67,7 @@ async function runWhileDown(
     await eventually(
       async () => {
         if (child.exitCode !== null) throw new Error(`run exited ${child.exitCode}: ${output.slice(-2_000)}`);
-        return committedAtEnd(kafka, groupId, topics.input).catch(() => false);
+        return committedAtEnd(own.kafka, groupId, topics.input).catch(() => false);
       },
       60_000,
       `${context}: the committed positions at the end offsets`,
@@ -100,9 +85,9 @@ describe('`run` started while a broker of three has just crashed', () => {
       delivery,
       topics: { ...testTopics(`crash-${delivery}`), partitions: 3, replicationFactor: 3 },
     }));
-    for (const { topics } of runs) await createTopicsFor(kafka, topics);
+    for (const { topics } of runs) await createTopicsFor(own.kafka, topics);
     try {
-      for (const [down, node] of cluster.nodes.entries()) {
+      for (const [down, node] of own.cluster.nodes.entries()) {
         await node.kill();
         await Promise.all(runs.map(({ delivery, topics }) => runWhileDown(delivery, topics, down)));
         await node.restart();

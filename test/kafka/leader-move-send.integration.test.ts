@@ -2,40 +2,17 @@
 // cluster and every broker crash: one send's messages go to several brokers (each partition to
 // its leader), and the moved partition's new leader may have answered its own part of the same
 // send already.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultInfrastructureOptions } from '../../deploy/local/infra.ts';
-import { startKafkaCluster, type LocalCluster } from '../../deploy/local/kafka-broker.ts';
-import { createRunDir, stopProcess, type RunDir } from '../../deploy/local/processes.ts';
+import { describe, expect, it } from 'vitest';
 import type { TopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { KafkaSink } from '../../src/kafka/kafka-sink.ts';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import { readAll } from '../support/enrichment.ts';
 import { eventually, uniqueName } from '../support/kafka.ts';
+import { threeNodeCluster } from '../support/own-brokers.ts';
 import { plainTransactions } from '../support/plain-transactions.ts';
 
-let runDir: RunDir;
-let cluster: LocalCluster;
-let kafka: Kafka;
-
-beforeAll(async () => {
-  runDir = await createRunDir(mkdtempSync(join(tmpdir(), 'leader-move-')));
-  cluster = await startKafkaCluster(runDir, defaultInfrastructureOptions().kafkaVersions[0] as string, 3);
-  kafka = new Kafka({
-    brokers: cluster.bootstrap.split(','),
-    logLevel: logLevel.NOTHING,
-    retry: { retries: 8, initialRetryTime: 300 },
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await Promise.all((runDir?.pids ?? []).map((pid) => stopProcess(pid, 5_000)));
-  if (runDir) rmSync(runDir.path, { recursive: true, force: true });
-});
+const own = threeNodeCluster('leader-move', { retries: 8, initialRetryTime: 300 });
 
 /**
  * A topic of two partitions, partition 0 led by node 1 and partition 1 by node 2 (both
@@ -43,7 +20,7 @@ afterAll(async () => {
  */
 async function twoLeaderTopic(): Promise<string> {
   const topic = uniqueName('moved');
-  const admin = kafka.admin();
+  const admin = own.kafka.admin();
   await admin.connect();
   try {
     await createTopicsWithLeaders(admin, [
@@ -64,7 +41,7 @@ async function twoLeaderTopic(): Promise<string> {
 
 /** The topic's partition leaders in partition order. */
 async function leaders(topic: string): Promise<number[]> {
-  const admin = kafka.admin();
+  const admin = own.kafka.admin();
   await admin.connect();
   try {
     // A KRaft broker answers "unknown topic" for a topic made a moment ago until its metadata
@@ -88,7 +65,7 @@ async function leaders(topic: string): Promise<number[]> {
  * partition 1 (refused as not its leader, retried after a metadata refresh).
  */
 async function moveLeaderOfPartition1(topic: string): Promise<void> {
-  const admin = kafka.admin();
+  const admin = own.kafka.admin();
   await admin.connect();
   try {
     await admin.alterPartitionReassignments({
@@ -107,7 +84,7 @@ async function moveLeaderOfPartition1(topic: string): Promise<void> {
 async function writtenKeys(topic: string): Promise<string[]> {
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const written = (await readAll(kafka, topic)).map((message) => String(message.key));
+    const written = (await readAll(own.kafka, topic)).map((message) => String(message.key));
     if (written.length >= keys.length || Date.now() > deadline) return written;
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -123,7 +100,7 @@ describe("a send whose partition's leader moved to a broker that answers the sen
         throw new Error('this test writes dead letters only');
       },
     };
-    const sink = new KafkaSink(kafka, {
+    const sink = new KafkaSink(own.kafka, {
       topics: { matches: topic, events: topic, storage: topic, deadLetters: topic },
       encoders: { matches: unused, events: unused, storage: unused },
     });
@@ -147,12 +124,12 @@ describe("a send whose partition's leader moved to a broker that answers the sen
   it("regression (exactly-once transaction): the moved partition's messages were left out of the transaction, which committed the offset without them; now the transaction carries every message", async () => {
     const topic = await twoLeaderTopic();
     const input = { topic: uniqueName('input'), partition: 0 };
-    const admin = kafka.admin();
+    const admin = own.kafka.admin();
     await admin.connect();
     await createTopicsWithLeaders(admin, [{ topic: input.topic, numPartitions: 1 }]);
     await admin.disconnect();
     const groupId = uniqueName('group');
-    const transactions = plainTransactions(kafka, groupId, topic);
+    const transactions = plainTransactions(own.kafka, groupId, topic);
     await transactions.open(input);
     try {
       const outputs = (list: string[]) =>
