@@ -1,10 +1,14 @@
 // kafkajs's SASL options from `kafka.sasl`: plain and scram-* as configured; OAUTHBEARER with
 // tokens of the OAuth 2.0 client credentials grant (RFC 6749 4.4), asked for as Kafka's own Java
 // login handler asks (HTTP Basic client authentication, a form with grant_type and scope) and
-// kept until half-way through their life at the latest.
+// refreshed ahead of their expiry.
 // kafkajs authenticates a connection again 10 s before its session ends, and the broker ends
 // an OAUTHBEARER session when its token expires: a token handed out with less than 10 s left
 // would start the next authentication at once, which the broker refuses (ILLEGAL_SASL_STATE).
+// kafkajs asks for a token only then, so the next token is fetched ahead, by a timer, as
+// Kafka's Java login refreshes in a thread of its own: an endpoint away at that moment
+// (re-authentications failing, commits failing, warnings) is met ahead of it and asked again
+// while the current token still serves.
 import type { SASLOptions } from 'kafkajs';
 import type { Config } from '../config/index.ts';
 import { basicCredentials, processSecrets } from '../observability/secret-redactor.ts';
@@ -23,8 +27,13 @@ interface OAuthBearerSettings {
   extensions: string[];
 }
 
-/** Fetched again this long before expiry, or half-way through a shorter life. */
-const REFRESH_MARGIN_MS = 60_000;
+/**
+ * Fetched again this long before expiry (Kafka's Java login: sasl.login.refresh.buffer.seconds),
+ * or half-way through a shorter life.
+ */
+const REFRESH_MARGIN_MS = 300_000;
+/** kafkajs's re-authentication threshold (10 s), and as much again for the connection's handshake. */
+const USABLE_FOR_MS = 20_000;
 const TOKEN_REQUEST_TIMEOUT_MS = 10_000;
 /** An endpoint away or failing (no answer, 5xx, 429) is asked this many times before the connection fails. */
 const TOKEN_REQUEST_ATTEMPTS = 4;
@@ -60,6 +69,8 @@ function oauthBearerSasl(settings: OAuthBearerSettings, now: () => number = Date
     requestToken: () => requestToken(settings, `Basic ${client}`, now),
     now,
     refreshMarginMs: REFRESH_MARGIN_MS,
+    usableForMs: USABLE_FOR_MS,
+    refreshAhead: true,
     onToken: (token) => processSecrets.add(token),
   });
   const extensions =

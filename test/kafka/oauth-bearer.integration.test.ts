@@ -60,7 +60,24 @@ describe('Kafka SASL/OAUTHBEARER', () => {
     const partners = jsonPartnerMessages(40, SEED, 200);
     await produce(broker.admin, topics.input, partners.slice(0, 20));
     const groupId = uniqueName('oauth-group');
+    const firstToken = issuer.issued.length;
     const running = startCollected(['run'], oauthEnv(topics, groupId));
+    // The endpoint away while the first token's sessions authenticate again (kafkajs: 10 s
+    // before it expires, 20 s after it was issued): the next token was fetched ahead, half-way
+    // through the first's life (src/refdata/token-provider.ts, refreshAhead), so nothing asks it
+    // meanwhile. Before, the next token was asked by the first connection to authenticate after
+    // that point, and one in the outage failed ("gave no token", commits failed) until it ended.
+    const away = waitFor(
+      async () => issuer.issuedAt.length > firstToken,
+      30_000,
+      () => `a token issued:\n${running.logs().slice(-3000)}`,
+    ).then(async () => {
+      const issuedAt = issuer.issuedAt[firstToken] as number;
+      await sleep(issuedAt + 17_500 - Date.now());
+      issuer.away = true;
+      await sleep(issuedAt + 26_000 - Date.now());
+      issuer.away = false;
+    });
     const committed = (count: number) =>
       waitFor(
         async () => (await committedRecords(broker.admin, topics.input, groupId)) >= count,
@@ -76,10 +93,13 @@ describe('Kafka SASL/OAUTHBEARER', () => {
       await committed(40);
     } finally {
       running.child.kill('SIGTERM');
+      await away.finally(() => (issuer.away = false));
     }
     expect(await running.exited).toBe(0);
     expect(issuer.issued.length).toBeGreaterThanOrEqual(2);
     const logs = running.logs();
+    expect(logs).not.toContain('gave no token');
+    expect(logs).not.toContain('commit failed');
     expect(logs).not.toContain('ILLEGAL_SASL_STATE');
     expect(logs).not.toMatch(/authentication failed/i);
     expect(logs).not.toMatch(/"level":50/);

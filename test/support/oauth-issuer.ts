@@ -9,6 +9,10 @@ export interface OAuthIssuer {
   url: string;
   /** Every access token issued, in order. */
   issued: string[];
+  /** When each token was issued (ms since the epoch), in the same order. */
+  issuedAt: number[];
+  /** While true, every request is answered 503, as by an endpoint away. */
+  away: boolean;
   close(): Promise<void>;
 }
 
@@ -26,6 +30,8 @@ export async function startOAuthIssuer(
   lifetimeS: number,
 ): Promise<OAuthIssuer> {
   const issued: string[] = [];
+  const issuedAt: number[] = [];
+  let away = false;
   const server: Server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk));
@@ -34,6 +40,7 @@ export async function startOAuthIssuer(
         response.writeHead(status, { 'content-type': 'application/json' });
         response.end(JSON.stringify(json));
       };
+      if (away) return answer(503, { error: 'temporarily_unavailable' });
       const [scheme, encoded = ''] = (request.headers.authorization ?? '').split(' ');
       const [id = '', secret] = Buffer.from(encoded, 'base64')
         .toString('utf8')
@@ -47,6 +54,7 @@ export async function startOAuthIssuer(
       const now = Math.floor(Date.now() / 1000);
       const token = `${base64url({ alg: 'none' })}.${base64url({ sub: client.principal, iat: now, exp: now + lifetimeS })}.`;
       issued.push(token);
+      issuedAt.push(Date.now());
       answer(200, { access_token: token, token_type: 'Bearer', expires_in: lifetimeS });
     });
   });
@@ -55,6 +63,13 @@ export async function startOAuthIssuer(
   return {
     url: `http://127.0.0.1:${port}/oauth2/token`,
     issued,
+    issuedAt,
+    get away() {
+      return away;
+    },
+    set away(value: boolean) {
+      away = value;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

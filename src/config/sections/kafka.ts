@@ -54,7 +54,7 @@ const saslOptions = z
     tokenUrl: httpUrl()
       .optional()
       .describe(
-        "OAUTHBEARER: the identity provider's OAuth 2.0 token endpoint, asked with HTTP Basic client authentication. Its tokens must live 30 s or more: a connection authenticates again 10 s before its token expires, with a token fetched at the latest half-way through the last one's life.",
+        "OAUTHBEARER: the identity provider's OAuth 2.0 token endpoint, asked with HTTP Basic client authentication. Its tokens must live 30 s or more: the next token is fetched ahead, 5 min before the last one expires (half-way through a shorter life), and asked again while the endpoint fails; a connection authenticates again 10 s before its token expires.",
       ),
     clientId: nonEmptyString().optional().describe('OAUTHBEARER: OAuth client id.'),
     clientSecret: secret().optional().describe('OAUTHBEARER: OAuth client secret.'),
