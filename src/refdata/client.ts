@@ -43,6 +43,9 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
         requestToken: () => this.requestToken(),
         now: options.now,
         refreshMarginMs: options.tokenRefreshMarginMs,
+        // The token in hand still serves while its refresh fails, as long as a request sent
+        // with it reaches the service well before it expires.
+        usableForMs: options.tokenRefreshMarginMs / 3,
         onToken: (token) => redactor.add(token),
       });
     this.#executor = new RequestExecutor({

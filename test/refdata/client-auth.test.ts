@@ -28,6 +28,14 @@ function tokenIssuer(expiresIn: number, api: Handler): Handler {
 
 const job = { id: 'job-1', status: 'RUNNING', progress: 10 };
 
+/** Waits for what the client does in the background (its token refresh) to be seen. */
+async function until(condition: () => boolean): Promise<void> {
+  for (let polls = 0; !condition(); polls += 1) {
+    if (polls > 500) throw new Error('not seen within 500 polls');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe('authentication of the reference data client', () => {
   it('sends the API key as X-API-KEY and never asks for a token when one is configured', async () => {
     server = await startTestServer(() => ({ body: job }));
@@ -59,7 +67,7 @@ describe('authentication of the reference data client', () => {
     );
   });
 
-  it('reuses the token until the refresh margin before expires_in, then refreshes it', async () => {
+  it('reuses the token until the refresh margin before expires_in, then refreshes it (the token in hand serving the call that finds it due)', async () => {
     server = await startTestServer(tokenIssuer(60, () => ({ body: job })));
     const clock = manualClock();
     const client = clientFor(server.url, 'oauth', { tokenRefreshMarginMs: 10_000 }, clock);
@@ -69,8 +77,53 @@ describe('authentication of the reference data client', () => {
     expect(server.requestsTo(TOKEN_PATH)).toHaveLength(1);
     clock.advance(2_000); // 51 s: inside the last 10 s of a 60 s token
     await client.getExtdLookupJob({ path: { id: 'job-1' } });
-    expect(server.requestsTo(TOKEN_PATH)).toHaveLength(2);
+    await until(() => server?.requestsTo(TOKEN_PATH).length === 2);
+    await client.getExtdLookupJob({ path: { id: 'job-1' } });
     expect(server.requestsTo(JOB_PATH).map((request) => request.headers.authorization)).toEqual([
+      'Bearer token-1',
+      'Bearer token-1',
+      'Bearer token-1',
+      'Bearer token-2',
+    ]);
+  });
+
+  it('waits for the new token once the one in hand has a third of the margin left or less', async () => {
+    server = await startTestServer(tokenIssuer(60, () => ({ body: job })));
+    const clock = manualClock();
+    const client = clientFor(server.url, 'oauth', { tokenRefreshMarginMs: 30_000 }, clock);
+    await client.getExtdLookupJob({ path: { id: 'job-1' } });
+    clock.advance(50_000); // 10 s left
+    await client.getExtdLookupJob({ path: { id: 'job-1' } });
+    expect(server.requestsTo(JOB_PATH).map((request) => request.headers.authorization)).toEqual([
+      'Bearer token-1',
+      'Bearer token-2',
+    ]);
+  });
+
+  it('regression: a token endpoint failing when the token was due failed the request though the token in hand was good for 30 s more (lookups retried, dead letters at the end); now the request goes with that token, and the next is asked for again after a backoff', async () => {
+    let away = false;
+    const issuer = tokenIssuer(60, () => ({ body: job }));
+    server = await startTestServer((request) =>
+      request.path === TOKEN_PATH && away
+        ? { status: 503, body: { code: 'UNAVAILABLE', message: 'token endpoint away' } }
+        : issuer(request),
+    );
+    const tokenRequests = () => server?.requestsTo(TOKEN_PATH).length ?? 0;
+    const clock = manualClock();
+    const client = clientFor(server.url, 'oauth', { tokenRefreshMarginMs: 30_000 }, clock);
+    const call = () => client.getExtdLookupJob({ path: { id: 'job-1' } });
+    await call();
+    clock.advance(31_000); // due, 29 s left
+    away = true;
+    await expect(call()).resolves.toEqual(job);
+    await until(() => tokenRequests() === 1 + 4); // the refresh's four attempts, all refused
+    away = false;
+    clock.advance(15_000); // past the backoff, 14 s left: this call asks for the next token
+    await call();
+    await until(() => tokenRequests() === 6);
+    await call();
+    expect(server.requestsTo(JOB_PATH).map((request) => request.headers.authorization)).toEqual([
+      'Bearer token-1',
       'Bearer token-1',
       'Bearer token-1',
       'Bearer token-2',
