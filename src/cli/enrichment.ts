@@ -114,7 +114,7 @@ export function kafkaClientConfig(kafka: Config['kafka'], log: KafkaLog): KafkaC
     ssl,
     // A new object: kafkajs stores its authentication provider on the object it is given, and
     // the configuration is frozen (every SASL connection failed, "object is not extensible").
-    ...(kafka.sasl ? { sasl: saslOptions(kafka.sasl) } : {}),
+    ...(kafka.sasl ? { sasl: saslOptions(kafka.sasl, log.logger) } : {}),
     connectionTimeout: kafka.connectionTimeoutMs,
     // kafkajs's default gives up after about 10 s; a broker restart or a leader election
     // takes longer. About 80 s of retries (300 ms doubling, capped at 10 s) ride out such an

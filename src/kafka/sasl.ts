@@ -10,6 +10,7 @@
 // (re-authentications failing, commits failing, warnings) is met ahead of it and asked again
 // while the current token still serves.
 import type { SASLOptions } from 'kafkajs';
+import type { Logger } from '../observability/logger.ts';
 import type { Config } from '../config/index.ts';
 import { basicCredentials, processSecrets } from '../observability/secret-redactor.ts';
 import { ClientCredentialsTokenProvider, type IssuedToken } from '../refdata/token-provider.ts';
@@ -44,8 +45,11 @@ const UNSTATED_LIFETIME_S = 300;
 /** One token provider per configuration: the start's probe and the clients share its tokens. */
 const oauthBearerOf = new WeakMap<NonNullable<KafkaSettings['sasl']>, SASLOptions>();
 
-/** kafkajs's SASL options of `kafka.sasl`. */
-export function saslOptions(sasl: NonNullable<KafkaSettings['sasl']>): SASLOptions {
+/**
+ * kafkajs's SASL options of `kafka.sasl`. `logger` hears of OAUTHBEARER tokens not fetched ahead
+ * (the first caller's, for the configuration's one token provider).
+ */
+export function saslOptions(sasl: NonNullable<KafkaSettings['sasl']>, logger?: Logger): SASLOptions {
   if (sasl.mechanism !== 'oauthbearer') {
     // Validated: plain and scram-* come with both.
     const { mechanism, username = '', password = '' } = sasl;
@@ -54,7 +58,7 @@ export function saslOptions(sasl: NonNullable<KafkaSettings['sasl']>): SASLOptio
   let options = oauthBearerOf.get(sasl);
   if (!options) {
     const { tokenUrl = '', clientId = '', clientSecret = '', scope, extensions } = sasl;
-    options = oauthBearerSasl({ tokenUrl, clientId, clientSecret, scope, extensions });
+    options = oauthBearerSasl({ tokenUrl, clientId, clientSecret, scope, extensions }, logger);
     oauthBearerOf.set(sasl, options);
   }
   // A copy: kafkajs stores its authentication provider on the object it is given.
@@ -62,7 +66,11 @@ export function saslOptions(sasl: NonNullable<KafkaSettings['sasl']>): SASLOptio
 }
 
 /** kafkajs's SASL options: every connection's authentication takes the current token. */
-function oauthBearerSasl(settings: OAuthBearerSettings, now: () => number = Date.now): SASLOptions {
+function oauthBearerSasl(
+  settings: OAuthBearerSettings,
+  logger: Logger | undefined,
+  now: () => number = Date.now,
+): SASLOptions {
   const client = basicCredentials(formEncode(settings.clientId), formEncode(settings.clientSecret));
   processSecrets.add(client);
   const tokens = new ClientCredentialsTokenProvider({
@@ -71,6 +79,11 @@ function oauthBearerSasl(settings: OAuthBearerSettings, now: () => number = Date
     refreshMarginMs: REFRESH_MARGIN_MS,
     usableForMs: USABLE_FOR_MS,
     refreshAhead: true,
+    onRefreshFailed: (error) =>
+      logger?.warn(
+        { tokenUrl: settings.tokenUrl, clientId: settings.clientId },
+        `OAuth token not fetched ahead, asked again after a backoff; the one in hand serves meanwhile: ${(error as Error).message}`,
+      ),
     onToken: (token) => processSecrets.add(token),
   });
   const extensions =

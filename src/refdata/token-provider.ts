@@ -32,6 +32,8 @@ export interface TokenProviderOptions {
   refreshAhead?: boolean;
   /** Told about every new token so it can be redacted from errors. */
   onToken?: (token: string) => void;
+  /** Told of a refresh that failed while the token in hand served: no caller hears of it. */
+  onRefreshFailed?: (error: unknown) => void;
 }
 
 interface CachedToken {
@@ -61,7 +63,7 @@ export class ClientCredentialsTokenProvider {
     const now = this.#options.now();
     if (cached && now < cached.refreshAt) return cached.token;
     if (cached && this.#usable(cached, now)) {
-      if (now >= this.#nextRefreshAt) this.#refreshShared().catch(() => {}); // the cached one serves
+      if (now >= this.#nextRefreshAt) this.#refreshInBackground();
       return cached.token;
     }
     return this.#refreshShared();
@@ -85,6 +87,11 @@ export class ClientCredentialsTokenProvider {
       this.#pending = undefined;
     });
     return this.#pending;
+  }
+
+  /** A refresh nobody waits for: its failure schedules the next attempt (#refresh). */
+  #refreshInBackground(): void {
+    this.#refreshShared().catch((error: unknown) => this.#options.onRefreshFailed?.(error));
   }
 
   async #refresh(): Promise<string> {
@@ -117,7 +124,7 @@ export class ClientCredentialsTokenProvider {
     this.#ahead = setTimeout(() => {
       const now = this.#options.now();
       const due = this.#cached && now >= this.#cached.refreshAt && now >= this.#nextRefreshAt;
-      if (due) this.#refreshShared().catch(() => {}); // a failure schedules the next attempt
+      if (due) this.#refreshInBackground();
     }, at - this.#options.now());
     // A token kept fresh holds no process open.
     this.#ahead.unref();

@@ -73,9 +73,14 @@ describe('ClientCredentialsTokenProvider', () => {
     expect(state.asked).toBe(2);
   });
 
-  it('with refreshAhead, asks again after a failure, spaced by its backoff, until a token comes', async () => {
+  it('with refreshAhead, asks again after a failure, spaced by its backoff, until a token comes; each failure told to onRefreshFailed', async () => {
     const { state, requestToken } = endpoint();
-    const tokens = provider(requestToken, { usableForMs: 20_000, refreshAhead: true });
+    const failures: unknown[] = [];
+    const tokens = provider(requestToken, {
+      usableForMs: 20_000,
+      refreshAhead: true,
+      onRefreshFailed: (error) => failures.push(error),
+    });
     await tokens.getToken();
     state.away = true;
 
@@ -86,6 +91,7 @@ describe('ClientCredentialsTokenProvider', () => {
     // Backoff from 1 s, doubling up to 30 s: more than one attempt, far fewer than one a second.
     expect(askedWhileAway).toBeGreaterThan(3);
     expect(askedWhileAway).toBeLessThan(15);
+    expect(failures).toHaveLength(askedWhileAway - 1);
     expect(await tokens.getToken()).toBe('token-1');
 
     state.away = false;
