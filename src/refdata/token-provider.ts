@@ -1,6 +1,8 @@
 // OAuth 2.0 client-credentials tokens, cached until shortly before `expires_in` runs out. One
 // refresh at a time: concurrent callers that find no valid token wait for the same token
-// request instead of each issuing their own.
+// request instead of each issuing their own. Optionally a token due for refresh still serves
+// while the refresh runs or fails (`usableForMs`), and the refresh runs by a timer
+// (`refreshAhead`).
 import { backoffDelay } from '../retry/backoff.ts';
 
 export interface IssuedToken {
@@ -121,11 +123,8 @@ export class ClientCredentialsTokenProvider {
     const cached = this.#cached;
     clearTimeout(this.#ahead);
     if (!this.#options.refreshAhead || !cached || at >= cached.expiresAt) return;
-    this.#ahead = setTimeout(() => {
-      const now = this.#options.now();
-      const due = this.#cached && now >= this.#cached.refreshAt && now >= this.#nextRefreshAt;
-      if (due) this.#refreshInBackground();
-    }, at - this.#options.now());
+    // Every refresh schedules anew, so the timer that fires is the latest: the refresh is due.
+    this.#ahead = setTimeout(() => this.#refreshInBackground(), at - this.#options.now());
     // A token kept fresh holds no process open.
     this.#ahead.unref();
   }

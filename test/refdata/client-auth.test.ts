@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { RefDataHttpError } from '../../src/refdata/index.ts';
+import { eventually } from '../support/kafka.ts';
 import { SECRETS, basicOf, clientFor, rejectionOf } from './support/client-fixtures.ts';
 import {
   TOKEN_PATH,
@@ -27,14 +28,6 @@ function tokenIssuer(expiresIn: number, api: Handler): Handler {
 }
 
 const job = { id: 'job-1', status: 'RUNNING', progress: 10 };
-
-/** Waits for what the client does in the background (its token refresh) to be seen. */
-async function until(condition: () => boolean): Promise<void> {
-  for (let polls = 0; !condition(); polls += 1) {
-    if (polls > 500) throw new Error('not seen within 500 polls');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('authentication of the reference data client', () => {
   it('sends the API key as X-API-KEY and never asks for a token when one is configured', async () => {
@@ -77,7 +70,7 @@ describe('authentication of the reference data client', () => {
     expect(server.requestsTo(TOKEN_PATH)).toHaveLength(1);
     clock.advance(2_000); // 51 s: inside the last 10 s of a 60 s token
     await client.getExtdLookupJob({ path: { id: 'job-1' } });
-    await until(() => server?.requestsTo(TOKEN_PATH).length === 2);
+    await eventually(() => server?.requestsTo(TOKEN_PATH).length === 2);
     await client.getExtdLookupJob({ path: { id: 'job-1' } });
     expect(server.requestsTo(JOB_PATH).map((request) => request.headers.authorization)).toEqual([
       'Bearer token-1',
@@ -116,11 +109,11 @@ describe('authentication of the reference data client', () => {
     clock.advance(31_000); // due, 29 s left
     away = true;
     await expect(call()).resolves.toEqual(job);
-    await until(() => tokenRequests() === 1 + 4); // the refresh's four attempts, all refused
+    await eventually(() => tokenRequests() === 1 + 4); // the refresh's four attempts, all refused
     away = false;
     clock.advance(15_000); // past the backoff, 14 s left: this call asks for the next token
     await call();
-    await until(() => tokenRequests() === 6);
+    await eventually(() => tokenRequests() === 6);
     await call();
     expect(server.requestsTo(JOB_PATH).map((request) => request.headers.authorization)).toEqual([
       'Bearer token-1',
