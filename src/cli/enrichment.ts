@@ -40,7 +40,7 @@ import { TopicWatch } from '../kafka/topic-watch.ts';
 import { pipelineTopicNames } from '../kafka/topics.ts';
 import { toLookupTask } from '../mapping/lookup-task.ts';
 import { loadMappingFile } from '../mapping/mapping-file.ts';
-import { createLogger } from '../observability/logger.ts';
+import { createLogger, type Logger } from '../observability/logger.ts';
 import { Pipeline, type PipelineOptions } from '../pipeline/pipeline.ts';
 import type { OutputSink, PipelineObserver, RecordSource, TransactionalOutputs } from '../pipeline/ports.ts';
 import { QuotaGate } from '../quota/quota-gate.ts';
@@ -59,9 +59,14 @@ import { reapStateDirs, removePrivateStateDir } from '../state/state-dir-lock.ts
 /**
  * The client of the reference data service. Its HTTP retries follow `retry.*`, the same policy
  * as the pipeline's: the client repeats what is safe to repeat, the pipeline only waits out a
- * service that stays away, so no budget multiplies another.
+ * service that stays away, so no budget multiplies another. `logger` hears of OAuth token
+ * refreshes that failed while the token in hand still served.
  */
-export function createRefDataClient(refdata: Config['refdata'], retry: Config['retry']): RefDataClient {
+export function createRefDataClient(
+  refdata: Config['refdata'],
+  retry: Config['retry'],
+  logger?: Logger,
+): RefDataClient {
   return new RefDataClient({
     roots: {
       base: refdata.baseUrl,
@@ -91,6 +96,15 @@ export function createRefDataClient(refdata: Config['refdata'], retry: Config['r
       baseDelayMs: retry.initialDelayMs,
       maxDelayMs: retry.maxDelayMs,
     },
+    ...(logger
+      ? {
+          onTokenRefreshFailed: (error: unknown) =>
+            logger.warn(
+              { authUrl: refdata.authUrl, clientId: refdata.clientId },
+              `OAuth token of the reference data service not refreshed, asked again after a backoff; the one in hand serves meanwhile: ${(error as Error).message}`,
+            ),
+        }
+      : {}),
   });
 }
 
@@ -353,8 +367,11 @@ const CREDENTIAL_CHECK_MS = 15_000;
  * asked while the rest starts, the answer is awaited at the end. Anything else (the service
  * away, no answer within CREDENTIAL_CHECK_MS) is ridden out later as any service fault is.
  */
-function checkedRefDataClient(config: Config): { client: RefDataClient; refusal: Promise<unknown> } {
-  const client = createRefDataClient(config.refdata, config.retry);
+function checkedRefDataClient(
+  config: Config,
+  logger?: Logger,
+): { client: RefDataClient; refusal: Promise<unknown> } {
+  const client = createRefDataClient(config.refdata, config.retry, logger);
   const refusal = client.authenticate({ signal: AbortSignal.timeout(CREDENTIAL_CHECK_MS) }).then(
     () => undefined,
     (error: unknown) =>
@@ -431,7 +448,7 @@ export async function createKafkaEnrichment(
   const kafka = await reachableKafka(config, log);
   const { topics } = config;
   const topicNames = pipelineTopicNames(topics);
-  const { client, refusal } = checkedRefDataClient(config);
+  const { client, refusal } = checkedRefDataClient(config, log?.logger);
   const registry = createSchemaRegistry(config.schemaRegistry);
   // What is open so far, closed (last first) when a later step fails: a failed start must
   // not leave clients behind that keep the process alive.

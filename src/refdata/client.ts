@@ -46,6 +46,7 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
         // The token in hand still serves while its refresh fails, as long as a request sent
         // with it reaches the service well before it expires.
         usableForMs: options.tokenRefreshMarginMs / 3,
+        ...(options.onTokenRefreshFailed ? { onRefreshFailed: options.onTokenRefreshFailed } : {}),
         onToken: (token) => redactor.add(token),
       });
     this.#executor = new RequestExecutor({

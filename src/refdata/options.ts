@@ -45,6 +45,13 @@ const optionsSchema = z
       })
       .default({}),
     tokenRefreshMarginMs: z.number().int().min(0).default(30_000),
+    /**
+     * Told of a token refresh that failed while the token in hand still served: no call fails
+     * for it, so without this nobody hears of it until the token is nearly spent.
+     */
+    onTokenRefreshFailed: z
+      .custom<(error: unknown) => void>((value) => typeof value === 'function')
+      .optional(),
     dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null).optional(),
     now: z.custom<() => number>((value) => typeof value === 'function').optional(),
     random: z.custom<() => number>((value) => typeof value === 'function').optional(),
@@ -84,6 +91,7 @@ export interface ResolvedClientOptions extends RetryEnvironment {
   timeoutMs: number;
   retry: RetryPolicy;
   tokenRefreshMarginMs: number;
+  onTokenRefreshFailed: ((error: unknown) => void) | undefined;
   dispatcher: Dispatcher | undefined;
 }
 
@@ -102,8 +110,18 @@ export function resolveClientOptions(options: RefDataClientOptions): Readonly<Re
       },
     );
   }
-  const { roots, credentials, timeoutMs, retry, tokenRefreshMarginMs, dispatcher, now, random, sleep } =
-    parsed.data;
+  const {
+    roots,
+    credentials,
+    timeoutMs,
+    retry,
+    tokenRefreshMarginMs,
+    onTokenRefreshFailed,
+    dispatcher,
+    now,
+    random,
+    sleep,
+  } = parsed.data;
   const definedRetry = Object.fromEntries(Object.entries(retry).filter(([, value]) => value !== undefined));
   return Object.freeze({
     roots: Object.freeze(Object.fromEntries(Object.entries(roots).filter(([, url]) => url !== undefined))),
@@ -111,6 +129,7 @@ export function resolveClientOptions(options: RefDataClientOptions): Readonly<Re
     timeoutMs,
     retry: Object.freeze({ ...DEFAULT_RETRY_POLICY, ...definedRetry }),
     tokenRefreshMarginMs,
+    onTokenRefreshFailed,
     dispatcher,
     now: now ?? Date.now,
     random: random ?? Math.random,

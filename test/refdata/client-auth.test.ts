@@ -123,6 +123,41 @@ describe('authentication of the reference data client', () => {
     ]);
   });
 
+  it('regression: a refresh that failed while the token in hand served was told to nobody (no call failed for it); now onTokenRefreshFailed hears of each, with no secret in it', async () => {
+    const issuer = tokenIssuer(60, () => ({ body: job }));
+    let away = false;
+    server = await startTestServer((request) =>
+      request.path === TOKEN_PATH && away
+        ? { status: 503, body: { code: 'UNAVAILABLE', message: 'token endpoint away' } }
+        : issuer(request),
+    );
+    const told: Error[] = [];
+    const clock = manualClock();
+    const client = clientFor(
+      server.url,
+      'oauth',
+      { tokenRefreshMarginMs: 30_000, onTokenRefreshFailed: (error) => told.push(error as Error) },
+      clock,
+    );
+    const call = () => client.getExtdLookupJob({ path: { id: 'job-1' } });
+    await call();
+    clock.advance(31_000); // due, 29 s left
+    away = true;
+    await call();
+    await eventually(() => told.length === 1);
+    await call(); // inside the backoff: not asked again
+    clock.advance(5_000);
+    await call();
+    await eventually(() => told.length === 2);
+    expect(server.requestsTo(TOKEN_PATH)).toHaveLength(1 + 4 + 4);
+    expect(told.map((error) => error.message).join('\n')).toMatch(/503/);
+    for (const secret of [SECRETS.clientSecret, 'token-1']) {
+      expect(told.map((error) => `${error.message} ${JSON.stringify(error)}`).join('\n')).not.toContain(
+        secret,
+      );
+    }
+  });
+
   it('refreshes the token exactly once on a 403 and repeats the request with the new token', async () => {
     server = await startTestServer(
       tokenIssuer(300, (request) =>
