@@ -81,30 +81,36 @@ interface Claim {
 }
 
 /**
- * Each record's claim, by topic, partition and offset: no key string built per record on each
+ * A value per record, by topic, partition and offset: no key string built per record on each
  * of a submission's three saves and each find (2.5 against 3.3 µs per record indexed, found
  * and released, measured alone).
  */
-class Claims {
-  readonly #topics = new Map<string, Map<number, Map<number, Claim>>>();
+class ByRecord<T> {
+  readonly #topics = new Map<string, Map<number, Map<number, T>>>();
+  #size = 0;
 
-  get(position: SourcePosition): Claim | undefined {
+  get size(): number {
+    return this.#size;
+  }
+
+  get(position: SourcePosition): T | undefined {
     return this.#topics.get(position.topic)?.get(position.partition)?.get(position.offset);
   }
 
-  set(position: SourcePosition, claim: Claim): void {
+  set(position: SourcePosition, value: T): void {
     let partitions = this.#topics.get(position.topic);
     if (!partitions) this.#topics.set(position.topic, (partitions = new Map()));
     let offsets = partitions.get(position.partition);
     if (!offsets) partitions.set(position.partition, (offsets = new Map()));
-    offsets.set(position.offset, claim);
+    if (!offsets.has(position.offset)) this.#size += 1;
+    offsets.set(position.offset, value);
   }
 
   delete(position: SourcePosition): void {
     const partitions = this.#topics.get(position.topic);
     const offsets = partitions?.get(position.partition);
-    if (!partitions || !offsets) return;
-    offsets.delete(position.offset);
+    if (!partitions || !offsets?.delete(position.offset)) return;
+    this.#size -= 1;
     if (offsets.size > 0) return;
     partitions.delete(position.partition);
     if (partitions.size === 0) this.#topics.delete(position.topic);
@@ -128,7 +134,13 @@ export class BulkLedger {
    * Each record's submission. A claim points into the entry rather than copying it: a
    * submission is indexed three times (intent, paid intent, bulk) for every record in it.
    */
-  readonly #byRecord = new Claims();
+  readonly #byRecord = new ByRecord<Claim>();
+  /**
+   * Records more than one submission has held (a dead member's intent adopted): when the claim
+   * of one of them is dropped, it goes back to the newest submission still holding the record,
+   * as load() would index it. Empty unless an intent was adopted.
+   */
+  readonly #contested = new ByRecord<true>();
   readonly #waiters = new Map<string, (() => void)[]>();
   /** Submissions whose bulk is being (or was) recorded, or that are being withdrawn: an intent never overwrites that. */
   readonly #ended = new Set<string>();
@@ -313,8 +325,33 @@ export class BulkLedger {
 
   /** Drops the claims that still point into `entry`. */
   #unindexRecords(entry: LedgerEntry): void {
+    let contested: SourcePosition[] | undefined;
     for (const task of entry.tasks)
-      for (const p of task.positions) if (this.#byRecord.get(p)?.entry === entry) this.#byRecord.delete(p);
+      for (const p of task.positions) {
+        if (this.#byRecord.get(p)?.entry !== entry) continue;
+        this.#byRecord.delete(p);
+        if (this.#contested.size > 0 && this.#contested.get(p)) (contested ??= []).push(p);
+      }
+    if (contested) this.#reclaim(contested);
+  }
+
+  /**
+   * Gives each record back to the newest submission that still holds it. Without it, an
+   * adopter's intent withdrawn (stopped during its quota wait, or its partition moved) took
+   * the record from the dead member's paid intent it had adopted, and whoever read the record
+   * next paid for it again. Rare (an adoption, then a withdrawal), so a scan of the entries.
+   */
+  #reclaim(positions: SourcePosition[]): void {
+    const wanted = new ByRecord<true>();
+    for (const p of positions) wanted.set(p, true);
+    for (const entry of this.#entries.values())
+      for (const task of entry.tasks)
+        for (const p of task.positions) {
+          if (!wanted.get(p)) continue;
+          const claim = this.#byRecord.get(p);
+          if (!claim || claim.entry.createdAt < entry.createdAt) this.#byRecord.set(p, { entry, task });
+        }
+    for (const p of positions) if (!this.#byRecord.get(p)) this.#contested.delete(p);
   }
 
   #index(entry: LedgerEntry): void {
@@ -338,8 +375,10 @@ export class BulkLedger {
         // they are committed): read after that submission's bulk (state topic partitions
         // come in any order), it must not take the records back, or they are looked up again.
         const claim = this.#byRecord.get(position);
-        if (claim && submissionOf(claim.entry) !== submissionId && claim.entry.createdAt > entry.createdAt)
-          continue;
+        if (claim && submissionOf(claim.entry) !== submissionId) {
+          this.#contested.set(position, true);
+          if (claim.entry.createdAt > entry.createdAt) continue;
+        }
         this.#byRecord.set(position, { entry, task });
       }
     }

@@ -172,6 +172,49 @@ describe('BulkLedger', () => {
     }
   });
 
+  it("regression: an adopter's intent withdrawn (stopped, or its partition moved during the quota wait) took its records' claims from the dead member's paid intent it had adopted, so a follower paid for them again (a restart's load was right); now they go back to that intent", async () => {
+    // m1 paid for r and died before creating the bulk; m2 adopted r into its own intent, then
+    // withdrew it (or left r out when cut): m3, following the state topic, reads r next.
+    const r = at(3, 42);
+    const dead: LedgerEntry = {
+      key: 's1/partners:3',
+      submissionId: 's1',
+      leaseUntil: 1_000,
+      paid: true,
+      owner: 'm1',
+      createdAt: 1_000,
+      tasks: [task('a', 3, 42)],
+    };
+    const adopting: LedgerEntry = {
+      key: 's2/partners:3',
+      submissionId: 's2',
+      leaseUntil: 90_000,
+      owner: 'm2',
+      createdAt: 30_000,
+      tasks: [{ ...task('b', 3, 42), paid: true }, task('c', 3, 43)],
+    };
+    for (const withdraw of ['removed', 'cut'] as const) {
+      let follower: { recorded(entry: LedgerEntry): void; removed(key: string): void } | undefined;
+      const ledger = new BulkLedger({
+        ...memoryLedgerStore(),
+        follow: async (changes) => {
+          follower = changes;
+          return async () => {};
+        },
+      });
+      await ledger.follow(() => {});
+      follower?.recorded(dead);
+      follower?.recorded(adopting);
+      expect(ledger.find(r)).toMatchObject({ submissionId: 's2', taskId: 'b', paid: true });
+      if (withdraw === 'removed') follower?.removed('s2/partners:3');
+      else follower?.recorded({ ...adopting, paid: true, tasks: [task('c', 3, 43)] });
+      expect(ledger.find(r), withdraw).toMatchObject({ submissionId: 's1', taskId: 'a', paid: true });
+      expect(ledger.find(at(3, 43)), withdraw).toEqual(
+        withdraw === 'removed' ? undefined : expect.objectContaining({ submissionId: 's2', taskId: 'c' }),
+      );
+    }
+  });
+
   it('settles an intent when its bulk is recorded', async () => {
     const ledger = new BulkLedger(memoryLedgerStore());
     await ledger.intend('s1', [task('a', 0, 1)], { leaseMs: 3_600_000, paid: true, owner: 'member-1' });
