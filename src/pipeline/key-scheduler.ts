@@ -8,12 +8,19 @@
 // partner's new state, and the rerun counts the partner as superseded. A copy offered while
 // live work is under way waits behind it rather than being counted as superseded at once:
 // that work may be answered from the storage, which refreshes nothing.
-import { ofContent, type PartnerWork, type SubmittedTask } from './records.ts';
+//
+// A key is a partner within one input partition, as the partner state is kept. Input not keyed
+// by partner id puts a partner's records on several partitions; scheduled as one key, work of a
+// partition waited behind (or was merged into) another partition's, and that partition's
+// revocation dropped it: never dispatched, its partition's commits stalled.
+import { partitionOf, positionKey, type PartnerWork, type SubmittedTask, ofContent } from './records.ts';
 
 interface KeySlot {
   active: PartnerWork;
   next?: PartnerWork;
 }
+
+const keyOf = (work: PartnerWork): string => `${positionKey(partitionOf(work))}/${work.partnerId}`;
 
 export class KeyScheduler {
   readonly #slots = new Map<string, KeySlot>();
@@ -34,9 +41,10 @@ export class KeyScheduler {
   }
 
   offer(work: PartnerWork): void {
-    const slot = this.#slots.get(work.partnerId);
+    const key = keyOf(work);
+    const slot = this.#slots.get(key);
     if (!slot) {
-      this.#slots.set(work.partnerId, { active: work });
+      this.#slots.set(key, { active: work });
       this.#dispatch(work);
       return;
     }
@@ -54,7 +62,7 @@ export class KeyScheduler {
       slot.active.superseded = true;
       rerun.settle({ kind: 'superseded' });
       work.replacedRerun = true;
-      this.#slots.set(work.partnerId, { active: work });
+      this.#slots.set(key, { active: work });
       this.#dispatch(work);
       return;
     }
@@ -82,21 +90,22 @@ export class KeyScheduler {
 
   /** Forgets every partner whose active work matches (its partition was revoked): none of its versions goes. */
   drop(matches: (work: PartnerWork) => boolean): void {
-    for (const [partnerId, slot] of this.#slots) if (matches(slot.active)) this.#slots.delete(partnerId);
+    for (const [key, slot] of this.#slots) if (matches(slot.active)) this.#slots.delete(key);
   }
 
-  /** The active work of this partner is finished; the next version, if any, goes. */
-  complete(partnerId: string): void {
-    const slot = this.#slots.get(partnerId);
+  /** The partner's active work, `work`, is finished; the next version, if any, goes. */
+  complete(work: PartnerWork): void {
+    const key = keyOf(work);
+    const slot = this.#slots.get(key);
     if (!slot) return;
     const next = slot.next;
     if (!next) {
-      this.#slots.delete(partnerId);
+      this.#slots.delete(key);
       return;
     }
     const after = waiting.get(next);
     waiting.delete(next);
-    this.#slots.set(partnerId, after ? { active: next, next: after } : { active: next });
+    this.#slots.set(key, after ? { active: next, next: after } : { active: next });
     this.#dispatch(next);
   }
 }

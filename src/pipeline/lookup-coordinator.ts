@@ -217,7 +217,7 @@ export class LookupCoordinator {
     if (!this.#owned(work)) return;
     if (work.rerun) work.rerun.settle(rerunOutcome ?? { kind: 'dropped' });
     else this.#parts.finished(work);
-    this.#scheduler.complete(work.partnerId);
+    this.#scheduler.complete(work);
   }
 
   /** Lookup work waits for its bulk: live and rerun work in bulks of their own. */

@@ -27,10 +27,19 @@ function work(partnerId: string, kind: PartnerWork['kind'] = 'lookup', hash = `h
   };
 }
 
+/** The partner's work read from another input partition (input not keyed by partner id). */
+function onPartition(w: PartnerWork, partition: number): PartnerWork {
+  for (const record of w.records) record.input.position = { ...record.input.position, partition };
+  return w;
+}
+
 function collect() {
   const dispatched: PartnerWork[] = [];
   const scheduler = new KeyScheduler((w) => dispatched.push(w));
-  return { dispatched, scheduler };
+  /** The partner's active work (the last of it dispatched) is finished. */
+  const finish = (partnerId: string) =>
+    scheduler.complete(dispatched.findLast((w) => w.partnerId === partnerId) as PartnerWork);
+  return { dispatched, scheduler, finish };
 }
 
 /** A rerun's copy of a stored partner, recording how it was settled. */
@@ -50,7 +59,7 @@ function rerunCopy(partnerId: string, settled: RerunOutcome[]): PartnerWork {
 
 describe('KeyScheduler', () => {
   it("lets live work replace a rerun's copy still waiting for its bulk: the copy is superseded, the live work goes", () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const settled: RerunOutcome[] = [];
     const copy = rerunCopy('a', settled);
     scheduler.offer(copy);
@@ -62,12 +71,12 @@ describe('KeyScheduler', () => {
     expect(copy.superseded).toBe(true);
     expect(dispatched).toEqual([copy, live]);
     expect(live.records).toHaveLength(1);
-    scheduler.complete('a');
+    finish('a');
     expect(scheduler.activeKeys).toBe(0);
   });
 
   it("keeps a rerun's copy offered while live work is under way waiting behind it, never merged into it", () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const settled: RerunOutcome[] = [];
     const live = work('a');
     scheduler.offer(live);
@@ -77,14 +86,15 @@ describe('KeyScheduler', () => {
     expect(settled).toEqual([]);
     expect(dispatched).toEqual([live]);
     expect(live.records).toHaveLength(1);
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched).toEqual([live, copy]);
-    scheduler.complete('a');
+    finish('a');
     expect(scheduler.activeKeys).toBe(0);
   });
 
   it("lets live work replace a rerun's copy waiting behind other live work: the copy is superseded, the newer work is looked up", () => {
-    const { dispatched, scheduler } = collect();
+    const scheduled = collect();
+    const { scheduler } = scheduled;
     const settled: RerunOutcome[] = [];
     const live = work('a');
     scheduler.offer(live);
@@ -96,14 +106,14 @@ describe('KeyScheduler', () => {
     expect(settled).toEqual([{ kind: 'superseded' }]);
     expect(copy.superseded).toBe(true);
     expect(newer.replacedRerun).toBe(true);
-    expect(drained(scheduler, dispatched, 'a')).toEqual([
+    expect(drained(scheduled, 'a')).toEqual([
       `lookup@${live.records[0]?.input.position.offset}`,
       `lookup@${newer.records[0]?.input.position.offset}`,
     ]);
   });
 
   it("keeps a rerun's copy already in a bulk: live work waits for it, in order", () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const settled: RerunOutcome[] = [];
     const copy = rerunCopy('a', settled);
     scheduler.offer(copy);
@@ -113,7 +123,7 @@ describe('KeyScheduler', () => {
 
     expect(settled).toEqual([]);
     expect(dispatched).toEqual([copy]);
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched).toEqual([copy, live]);
   });
 
@@ -166,7 +176,7 @@ describe('KeyScheduler', () => {
   });
 
   it('holds a newer version back while the older one is in a submitted bulk, then dispatches it', () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const first = work('a');
     scheduler.offer(first);
     first.state = 'submitted';
@@ -176,14 +186,14 @@ describe('KeyScheduler', () => {
     scheduler.offer(third);
 
     expect(dispatched).toEqual([first]);
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched).toEqual([first, second]);
     expect(second.records).toHaveLength(2);
     expect(second.hash).toBe('newest');
   });
 
   it('keeps a delete between two lookups in input order', () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const first = work('a');
     scheduler.offer(first);
     first.state = 'submitted';
@@ -192,22 +202,26 @@ describe('KeyScheduler', () => {
     scheduler.offer(deletion);
     scheduler.offer(recreate);
 
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched.at(-1)).toBe(deletion);
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched.at(-1)).toBe(recreate);
-    scheduler.complete('a');
+    finish('a');
     expect(scheduler.activeKeys).toBe(0);
   });
 
   /** The input offsets of each dispatched piece of work, with its kind, once every one completed. */
-  function drained(scheduler: KeyScheduler, dispatched: PartnerWork[], partnerId: string): string[] {
-    while (scheduler.activeKeys > 0) scheduler.complete(partnerId);
+  function drained(
+    { scheduler, dispatched, finish }: ReturnType<typeof collect>,
+    partnerId: string,
+  ): string[] {
+    while (scheduler.activeKeys > 0) finish(partnerId);
     return dispatched.map((w) => `${w.kind}@${w.records.map((r) => r.input.position.offset).join('+')}`);
   }
 
   it('regression: a lookup after a delete never joins the lookup before it while that one waits in the batcher (it went out first, and the delete erased it)', () => {
-    const { dispatched, scheduler } = collect();
+    const scheduled = collect();
+    const { scheduler } = scheduled;
     const first = work('a');
     scheduler.offer(first);
     first.state = 'queued';
@@ -216,7 +230,7 @@ describe('KeyScheduler', () => {
     scheduler.offer(deletion);
     scheduler.offer(recreate);
     const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
-    expect(drained(scheduler, dispatched, 'a')).toEqual([
+    expect(drained(scheduled, 'a')).toEqual([
       `lookup@${at(first)}`,
       `delete@${at(deletion)}`,
       `lookup@${at(recreate)}`,
@@ -224,7 +238,8 @@ describe('KeyScheduler', () => {
   });
 
   it('regression: a lookup after a delete never joins the waiting lookup before that delete', () => {
-    const { dispatched, scheduler } = collect();
+    const scheduled = collect();
+    const { scheduler } = scheduled;
     const first = work('a');
     scheduler.offer(first);
     first.state = 'submitted';
@@ -234,7 +249,7 @@ describe('KeyScheduler', () => {
     const again = work('a');
     for (const w of [second, deletion, recreate, again]) scheduler.offer(w);
     const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
-    expect(drained(scheduler, dispatched, 'a')).toEqual([
+    expect(drained(scheduled, 'a')).toEqual([
       `lookup@${at(first)}`,
       `lookup@${at(second)}`,
       `delete@${at(deletion)}`,
@@ -250,7 +265,8 @@ describe('KeyScheduler', () => {
   }
 
   it('regression: a record read again after a kill is answered by the bulk that answered it, not by a newer version arriving meanwhile (its MatchResults came from two bulks)', () => {
-    const { dispatched, scheduler } = collect();
+    const scheduled = collect();
+    const { scheduler } = scheduled;
     const task: SubmittedTask = { submissionId: 's1', bulkId: 'b1', taskId: 't1', hash: 'v2' };
     const first = readAgain('a', task, 'v0');
     scheduler.offer(first);
@@ -260,7 +276,7 @@ describe('KeyScheduler', () => {
     const newer = work('a', 'lookup', 'v3');
     for (const w of [second, third, newer]) scheduler.offer(w);
     const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
-    expect(drained(scheduler, dispatched, 'a')).toEqual([
+    expect(drained(scheduled, 'a')).toEqual([
       `lookup@${at(first)}`,
       `lookup@${at(second)}+${at(third)}`,
       `lookup@${at(newer)}`,
@@ -270,7 +286,7 @@ describe('KeyScheduler', () => {
   });
 
   it('folds a record read again into older live work that waits: both are answered by its earlier task', () => {
-    const { dispatched, scheduler } = collect();
+    const { dispatched, scheduler, finish } = collect();
     const first = work('a');
     scheduler.offer(first);
     first.state = 'submitted';
@@ -278,14 +294,15 @@ describe('KeyScheduler', () => {
     scheduler.offer(live);
     const task: SubmittedTask = { submissionId: 's1', bulkId: 'b1', taskId: 't1', hash: 'v2' };
     scheduler.offer(readAgain('a', task));
-    scheduler.complete('a');
+    finish('a');
     expect(dispatched).toEqual([first, live]);
     expect(live.records).toHaveLength(2);
     expect(live.resumeFrom).toBe(task);
   });
 
   it("regression: live work waiting behind a rerun's copy in its retry's backoff is not dropped when the copy is queued again and superseded", () => {
-    const { dispatched, scheduler } = collect();
+    const scheduled = collect();
+    const { scheduler } = scheduled;
     const settled: RerunOutcome[] = [];
     const copy = rerunCopy('a', settled);
     scheduler.offer(copy);
@@ -296,10 +313,38 @@ describe('KeyScheduler', () => {
     const newer = work('a', 'lookup', 'newest');
     scheduler.offer(newer);
     const at = (w: PartnerWork) => w.records[0]?.input.position.offset;
-    expect(drained(scheduler, dispatched, 'a')).toEqual([
-      `lookup@${at(copy)}`,
-      `lookup@${at(live)}+${at(newer)}`,
-    ]);
+    expect(drained(scheduled, 'a')).toEqual([`lookup@${at(copy)}`, `lookup@${at(live)}+${at(newer)}`]);
     expect(settled).toEqual([]);
+  });
+
+  it("regression: a partner's records on two partitions (input not keyed by partner id) were one key: the second partition's work waited behind the first's, the first's revocation dropped it, never dispatched, and its partition's commits stalled; now each partition schedules the partner apart", () => {
+    const { dispatched, scheduler, finish } = collect();
+    const first = work('a');
+    scheduler.offer(first);
+    first.state = 'submitted';
+    const second = onPartition(work('a'), 1);
+    scheduler.offer(second);
+    expect(dispatched).toEqual([first, second]);
+    scheduler.drop((w) => w.records[0]?.input.position.partition === 0);
+    const third = onPartition(work('a'), 1);
+    scheduler.offer(third);
+    expect(dispatched).toEqual([first, second]);
+    finish('a');
+    expect(dispatched).toEqual([first, second, third]);
+    finish('a');
+    expect(scheduler.activeKeys).toBe(0);
+  });
+
+  it('regression: a version read from another partition was merged into the waiting work of the first, so the revocation of either dropped the records of both', () => {
+    const { dispatched, scheduler } = collect();
+    const active = work('a');
+    scheduler.offer(active);
+    const queued = work('a');
+    scheduler.offer(queued);
+    queued.state = 'queued';
+    const elsewhere = onPartition(work('a'), 1);
+    scheduler.offer(elsewhere);
+    expect(queued.records).toHaveLength(1);
+    expect(dispatched).toEqual([active, elsewhere]);
   });
 });
