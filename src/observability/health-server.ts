@@ -74,6 +74,19 @@ async function answer(path: string, options: HealthServerOptions): Promise<Reply
   }
 }
 
+/**
+ * The request target's path; undefined when it is none. node:http takes targets such as `//` or
+ * `//@` that URL refuses: thrown in the request handler, one such request (a port scan, a
+ * mistyped scrape path) was an uncaught exception, and `run` exited 1.
+ */
+function pathOf(target = '/'): string | undefined {
+  try {
+    return new URL(target, 'http://localhost').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
 // node:http, not fastify: three fixed GET routes need no router, and importing fastify (80
 // modules) took about 60 ms of the CPU `run` spends from exec to ready (docs/CONTAINER.md).
 export async function startHealthServer(options: HealthServerOptions): Promise<HealthServer> {
@@ -83,11 +96,13 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   const server = createServer((request, response) => {
     answering.add(request.socket);
     response.once('close', () => answering.delete(request.socket));
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
+    const path = pathOf(request.url);
     const reply =
-      request.method === 'GET' || request.method === 'HEAD'
-        ? answer(path, options)
-        : Promise.resolve(json(405, { error: 'Method Not Allowed' }));
+      path === undefined
+        ? Promise.resolve(json(400, { error: 'Bad Request', message: 'request target is not a URL path' }))
+        : request.method === 'GET' || request.method === 'HEAD'
+          ? answer(path, options)
+          : Promise.resolve(json(405, { error: 'Method Not Allowed' }));
     reply
       .catch((error: unknown) =>
         json(500, {

@@ -221,6 +221,21 @@ describe('health server', () => {
     expect(outcome).toBe('closed');
   });
 
+  it('regression: a request for `//` (a port scan, a mistyped scrape path) threw in the request handler, an uncaught exception that made run exit 1; now it is answered 400 and the server goes on serving', async () => {
+    const server = await started(() => ({ ready: true, reasons: [] }));
+    for (const target of ['//', '//@', '//[']) {
+      const connection = await rawConnection(server.url, `GET ${target} HTTP/1.1\r\nHost: probe\r\n\r\n`);
+      const chunks: Buffer[] = [];
+      connection.on('data', (chunk: Buffer) => chunks.push(chunk));
+      const answered = once(connection, 'data').then(() => 'answered');
+      const outcome = await Promise.race([answered, sleep(2_000).then(() => 'no answer')]);
+      connection.destroy();
+      expect(outcome, target).toBe('answered');
+      expect(Buffer.concat(chunks).toString('latin1'), target).toMatch(/^HTTP\/1\.1 400 /);
+    }
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  });
+
   it('answers 404 for any other path and 405 with Allow for any other method', async () => {
     const server = await started(() => ({ ready: true, reasons: [] }));
     expect((await fetch(`${server.url}/status`)).status).toBe(404);
