@@ -144,16 +144,36 @@ export function stringsAsBytes(writer: avro.Type): avro.Type {
 /**
  * The path of the first string whose bytes are not UTF-8, in a value read with stringsAsBytes(),
  * or that holds a lone surrogate, as parsed JSON may (a `\ud800` escape): no UTF-8 can carry it,
- * so the outputs would write bytes that are not UTF-8 either.
+ * so the outputs would write bytes that are not UTF-8 either. A walk with a stack of its own:
+ * recursive, a JSON record nested a few thousand deep overflowed the call stack, an error
+ * without a code that failed the pipeline on every restart.
  */
-export function invalidUtf8Path(value: unknown, path: string[] = []): string | undefined {
-  if (Buffer.isBuffer(value)) return isUtf8(value) ? undefined : path.join('.') || '(root)';
-  if (typeof value === 'string') return value.isWellFormed() ? undefined : path.join('.') || '(root)';
-  if (value === null || typeof value !== 'object') return undefined;
-  const entries = Array.isArray(value) ? value.entries() : Object.entries(value);
-  for (const [key, item] of entries) {
-    const found = invalidUtf8Path(item, [...path, String(key)]);
-    if (found !== undefined) return found;
+export function invalidUtf8Path(value: unknown): string | undefined {
+  const stack: { value: unknown; path: PathStep | undefined }[] = [{ value, path: undefined }];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const { value: current, path } = item;
+    const invalid =
+      (Buffer.isBuffer(current) && !isUtf8(current)) ||
+      (typeof current === 'string' && !current.isWellFormed());
+    if (invalid) return joined(path);
+    if (current === null || typeof current !== 'object' || Buffer.isBuffer(current)) continue;
+    const entries = Array.isArray(current) ? [...current.entries()] : Object.entries(current);
+    // Last first: the stack hands out the first entry next, as the order of the value has it.
+    for (let i = entries.length - 1; i >= 0; i -= 1) {
+      const [key, child] = entries[i] as [string | number, unknown];
+      stack.push({ value: child, path: { key: String(key), parent: path } });
+    }
   }
   return undefined;
 }
+
+interface PathStep {
+  key: string;
+  parent: PathStep | undefined;
+}
+
+const joined = (path: PathStep | undefined): string => {
+  const keys: string[] = [];
+  for (let step = path; step; step = step.parent) keys.push(step.key);
+  return keys.reverse().join('.') || '(root)';
+};

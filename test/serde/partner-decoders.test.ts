@@ -36,6 +36,22 @@ describe('JSON partner decoder', () => {
     await expect(jsonPartnerDecoder().decode(header)).rejects.toMatchObject({ code: 'DECODE_NOT_JSON' });
   });
 
+  it('regression: a record with an escaped surrogate and a field nested 100,000 deep overflowed the call stack (RangeError, no code: the pipeline failed on it at every restart); now it is decoded, and a lone surrogate that deep is DECODE_INVALID_UTF8 with its path', async () => {
+    const depth = 100_000;
+    const nested = (inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+    const record = (name: string, inner: string) =>
+      `{"partnerId":"P","sourceSystem":"S","changedAt":1,"names":[${name}],"x":${nested(inner)}}`;
+    await expect(decode(record('"Caf\\ud83d\\ude00"', '1'))).resolves.toMatchObject({
+      partnerId: 'P',
+      names: ['Caf\u{1F600}'],
+    });
+    const refused = await decode(record('"Caf\\ud83d\\ude00"', '"\\ud800"')).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'DECODE_INVALID_UTF8' });
+    expect((refused as { details: { path: string } }).details.path).toBe(
+      ['x', ...Array(depth).fill('0')].join('.'),
+    );
+  });
+
   it('lists every invalid field path', async () => {
     await expect(
       decode('{"partnerId":1,"sourceSystem":"S","names":["a",2],"changedAt":1}'),
