@@ -3,8 +3,11 @@
 // replay is never a member of the pipeline's group) that seeks each wanted partition to
 // where its restore starts and pauses the others.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { KafkaMessage } from 'kafkajs';
 import { finishedByOf, type StoredPartner } from '../pipeline/outputs.ts';
+import { backoffDelay } from '../retry/backoff.ts';
+import { registryFailure } from '../serde/registry-failure.ts';
 import { StateError } from '../state/errors.ts';
 import type { StateChange } from '../state/partition-store.ts';
 import type { ChangelogOffsets, StateChangelog } from '../state/partner-state.ts';
@@ -21,6 +24,14 @@ import { topicOffsets } from './topic-offsets.ts';
 const RESTORE_FETCH = { maxBytesPerPartition: 128 * 1024, maxBytes: 512 * 1024 };
 
 const DEFAULT_DELETE_RETENTION_MS = 86_400_000;
+
+/**
+ * How long a restore waits for a schema registry that does not answer (a storage record of a
+ * schema id not asked for yet), asking again with a backoff, before it fails: a blip is ridden
+ * out, as the intake rides it out.
+ */
+const REGISTRY_WAIT_MS = 60_000;
+const REGISTRY_RETRY = { initialDelayMs: 500, maxDelayMs: 5_000 };
 
 interface StorageValue {
   partnerId: string;
@@ -146,7 +157,7 @@ export class KafkaStateChangelog implements StateChangelog {
         .run({
           autoCommit: false,
           eachBatchAutoResolve: false,
-          eachBatch: async ({ batch, resolveOffset }) => {
+          eachBatch: async ({ batch, resolveOffset, heartbeat }) => {
             const range = open.get(batch.partition);
             if (!range) return;
             const changes: StateChange[] = [];
@@ -156,7 +167,7 @@ export class KafkaStateChangelog implements StateChangelog {
                 const offset = Number(message.offset);
                 if (offset < range.from) continue;
                 if (offset >= range.to) break;
-                changes.push(await this.#change(message, batch.partition, offset));
+                changes.push(await this.#change(message, batch.partition, offset, heartbeat));
                 next = offset + 1;
               }
               // Offsets a compaction removed count as read.
@@ -187,6 +198,7 @@ export class KafkaStateChangelog implements StateChangelog {
     { key, value, headers }: KafkaMessage,
     partition: number,
     offset: number,
+    heartbeat: () => Promise<void>,
   ): Promise<StateChange> {
     const partnerId = key?.toString('utf8') ?? '';
     // The input record the storage record finished without a state of its own (a delete, a
@@ -195,16 +207,7 @@ export class KafkaStateChangelog implements StateChangelog {
     const finishedBy = finishedByOf(headers);
     if (value === null)
       return finishedBy ? { partnerId, stored: null, finishedBy } : { partnerId, stored: null };
-    let decoded: StorageValue;
-    try {
-      decoded = (await this.#registry.decode(value)) as StorageValue;
-    } catch (error) {
-      throw new StateError(
-        'STATE_RESTORE_FAILED',
-        `storage record ${this.name}/${partition}@${offset} cannot be decoded: ${(error as Error).message}`,
-        { cause: error, details: { topic: this.name, partition, offset } },
-      );
-    }
+    const decoded = await this.#decoded(value, partition, offset, heartbeat);
     return {
       partnerId: partnerId || decoded.partnerId,
       stored: {
@@ -219,5 +222,46 @@ export class KafkaStateChangelog implements StateChangelog {
       },
       ...(finishedBy ? { finishedBy } : {}),
     };
+  }
+  /**
+   * The storage record's value. The registry not answering is waited for (REGISTRY_WAIT_MS); it
+   * and refused credentials fail the restore as the registry's, not the record's: they were
+   * "storage record ... cannot be decoded", at the first refused request, and sent the operator
+   * after the data.
+   */
+  async #decoded(
+    value: Buffer,
+    partition: number,
+    offset: number,
+    heartbeat: () => Promise<void>,
+  ): Promise<StorageValue> {
+    const details = { topic: this.name, partition, offset };
+    const started = Date.now();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return (await this.#registry.decode(value)) as StorageValue;
+      } catch (error) {
+        const schemaId = value.length >= 5 && value[0] === 0 ? value.readInt32BE(1) : undefined;
+        const registry = registryFailure(error, schemaId);
+        if (registry?.code === 'SCHEMA_REGISTRY_UNAVAILABLE' && Date.now() - started < REGISTRY_WAIT_MS) {
+          await sleep(backoffDelay(attempt, REGISTRY_RETRY));
+          // The restore's consumer stays in its group while it waits.
+          await heartbeat();
+          continue;
+        }
+        if (registry) {
+          throw new StateError(
+            'STATE_RESTORE_FAILED',
+            `partner state of ${this.name}/${partition} not restored: ${registry.message}`,
+            { cause: registry, details: { ...details, causeCode: registry.code } },
+          );
+        }
+        throw new StateError(
+          'STATE_RESTORE_FAILED',
+          `storage record ${this.name}/${partition}@${offset} cannot be decoded: ${(error as Error).message}`,
+          { cause: error, details },
+        );
+      }
+    }
   }
 }

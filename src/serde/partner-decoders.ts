@@ -2,12 +2,12 @@
 // same Avro schema as Avro input (one source of truth), with Avro defaults filled in.
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import avro from 'avsc';
-import { redactUrl } from '../config/index.ts';
 import type { PartnerRecord } from './partner-record.ts';
 import { pipelineSchema } from './schemas.ts';
 import { blockCountCheck } from './block-counts.ts';
 import { SerdeError } from './errors.ts';
 import { nullableReader } from './nullable-reader.ts';
+import { registryFailure } from './registry-failure.ts';
 import { readerNamedLike } from './writer-names.ts';
 import { checkUtf8, invalidUtf8Path, replacementCharScan, stringsAsBytes, withoutBom } from './utf8.ts';
 
@@ -26,22 +26,6 @@ export interface PartnerDecoder {
   decodeKey?(key: Buffer): Promise<string>;
   /** decodeKey() without waiting; undefined when the key's schema must be fetched first. */
   decodeKeyNow?(key: Buffer): string | undefined;
-}
-
-/**
- * The registry refused the client's credentials. The client's error names the request as
- * `<method> <url>`; the URL is shown without credentials.
- */
-function authFailed(schemaId: number, status: number, url: unknown, error: unknown): SerdeError {
-  const request = typeof url === 'string' ? /^(\S+) (.*)$/.exec(url) : null;
-  const asked = request
-    ? ` on ${(request[1] as string).toUpperCase()} ${redactUrl(request[2] as string)}`
-    : '';
-  return new SerdeError(
-    'SCHEMA_REGISTRY_AUTH_FAILED',
-    `schema registry refused the credentials (HTTP ${status})${asked}: ${(error as Error).message}`,
-    { cause: error, details: { schemaId, status } },
-  );
 }
 
 function checkFields(type: avro.Type, value: unknown): PartnerRecord {
@@ -181,22 +165,18 @@ export function avroPartnerDecoder(registry: SchemaRegistry): PartnerDecoder {
     try {
       return (await registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (error) {
-      const { status, url } = error as { status?: unknown; url?: unknown };
-      if (status === 404) {
+      if ((error as { status?: unknown }).status === 404) {
         throw new SerdeError('DECODE_UNKNOWN_SCHEMA_ID', `schema id ${schemaId} is not in the registry`, {
           details: { schemaId },
         });
       }
-      // Credentials refused: asking again would be refused again, and no record is to blame.
-      if (status === 401 || status === 403) throw authFailed(schemaId, status, url, error);
-      // Every request that brought no schema fails with an HTTP status, the client's own
-      // transport failures and timeouts as 400: the registry is waited for. An error without
-      // one comes from building what the registry served (a JSON Schema, an Avro default avsc
-      // refuses, an unknown schemaType), which asking again would only serve again.
-      if (typeof status !== 'number') refuse(error);
-      throw new SerdeError('SCHEMA_REGISTRY_UNAVAILABLE', `schema registry: ${(error as Error).message}`, {
-        cause: error,
-      });
+      // Credentials refused: asking again would be refused again, and no record is to blame. The
+      // registry not answering is waited for.
+      const registry = registryFailure(error, schemaId);
+      if (registry) throw registry;
+      // Without a status: from building what the registry served (a JSON Schema, an Avro
+      // default avsc refuses, an unknown schemaType), which asking again would only serve again.
+      refuse(error);
     }
   }
 

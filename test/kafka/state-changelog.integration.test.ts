@@ -3,6 +3,7 @@
 // decoded fails the restore, and a storage tombstone's input tombstone is restored with it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import type { IHeaders } from 'kafkajs';
@@ -17,6 +18,7 @@ import { PartnerState } from '../../src/state/partner-state.ts';
 import type { PartnerRecord } from '../../src/serde/partner-record.ts';
 import { produce } from '../support/enrichment.ts';
 import { kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
+import { startRegistryProxy } from '../support/registry-proxy.ts';
 import { deleteSubject } from '../support/schema-registry.ts';
 
 const subjects: string[] = [];
@@ -133,6 +135,50 @@ describe('storage topic as the partner state changelog', () => {
       expect(applied.flatMap((a) => a.ids)).toEqual(Array.from({ length: count }, (_, i) => `P-${i}`));
       expect(applied.at(-1)?.next).toBe(count);
     } finally {
+      await cleanup();
+    }
+  }, 60_000);
+
+  it('regression: a restore that met the schema registry away (a storage record of a schema id not asked for yet) failed at once with STATE_RESTORE_FAILED, "storage record ... cannot be decoded", and run exited; now it waits for the registry and restores', async () => {
+    const kafka = kafkaClient();
+    const topic = uniqueName('changelog');
+    subjects.push(`${topic}-value`);
+    const { cleanup } = await withTopics(kafka, [{ topic, numPartitions: 1 }]);
+    const proxy = await startRegistryProxy(inject('schemaRegistryUrl'));
+    const dir = mkdtempSync(join(tmpdir(), 'changelog-restore-'));
+    const state = new PartnerState({
+      dir,
+      changelog: new KafkaStateChangelog(
+        new TopicReaders(kafka),
+        new SchemaRegistry({ host: proxy.url }),
+        topic,
+      ),
+    });
+    try {
+      const encoder = await registerTopicEncoder(
+        { url: inject('schemaRegistryUrl') },
+        topic,
+        'StorageRecord',
+      );
+      await produce(
+        kafka,
+        topic,
+        [0, 1, 2].map((i) => ({ key: `P-${i}`, value: encoder.encode(storageValue(partner(i), i)) })),
+      );
+      proxy.away();
+      const restored = state.restore([{ topic: 'partners', partition: 0 }]).then(
+        () => 'restored',
+        (error: unknown) => error,
+      );
+      const early = await Promise.race([restored, sleep(4_000).then(() => 'waiting')]);
+      proxy.back();
+      expect(early).toBe('waiting');
+      expect(await restored).toBe('restored');
+      expect(state.get({ topic: 'partners', partition: 0 }, 'P-2')).toMatchObject({ hash: 'hash-2' });
+    } finally {
+      state.close();
+      rmSync(dir, { recursive: true, force: true });
+      await proxy.close();
       await cleanup();
     }
   }, 60_000);

@@ -21,7 +21,7 @@ import { uniqueName } from '../../support/kafka.ts';
 import { InFlightPoller } from './in-flight-poller.ts';
 import type { Expected, InputRecord } from './input.ts';
 import { committedBehind, reconcile, type Disruption, type Reconciliation } from './reconcile.ts';
-import { startRegistryProxy, type RegistryProxy } from './registry-proxy.ts';
+import { startRegistryProxy, type RegistryProxy } from '../../support/registry-proxy.ts';
 import { ReplicaSet } from './replicas.ts';
 import { CLI, NODE, closeRunDir, scenarioRunDir } from './run-dir.ts';
 import { startSandboxProcess, type SandboxProcess } from './sandbox-process.ts';
