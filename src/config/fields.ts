@@ -2,6 +2,7 @@
 // (a duration, a URL, a credential) is checked the same way everywhere.
 import { accessSync, constants, statSync } from 'node:fs';
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../timer-limit.ts';
 
 /**
  * Fields holding credentials. Redaction (redactConfig, describeConfig) and the
@@ -38,7 +39,13 @@ export const pemOrFile = () =>
 
 export const httpUrl = () => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
-export const durationMs = (defaultMs: number) => z.number().int().nonnegative().default(defaultMs);
+// At most what Node's timers wait: a longer duration fired after 1 ms (a 2^31 ms request
+// time-out timed every request out at once), and `config check` took it.
+export const durationMs = (defaultMs: number) =>
+  z.number().int().nonnegative().max(MAX_TIMER_MS).default(defaultMs);
+
+export const positiveMs = (defaultMs: number) =>
+  z.number().int().positive().max(MAX_TIMER_MS).default(defaultMs);
 
 export const positiveInt = (defaultValue: number) => z.number().int().positive().default(defaultValue);
 

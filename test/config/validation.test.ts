@@ -27,6 +27,22 @@ describe('invalid values', () => {
     ]);
   });
 
+  it("regression: durations longer than Node's timers wait (2^31 ms and more) were taken, and fired at once (a request time-out of 2^31 ms timed every request out; config check said nothing)", () => {
+    expect(
+      problemPaths(
+        invalid({
+          refdata: { timeoutMs: 2 ** 31 },
+          shutdown: { graceMs: 2 ** 32 },
+          batching: { lingerMs: 2 ** 31 },
+          retry: { maxDelayMs: 2 ** 31 },
+        }),
+      ).sort(),
+    ).toEqual(['batching.lingerMs', 'refdata.timeoutMs', 'retry.maxDelayMs', 'shutdown.graceMs']);
+    expect(() =>
+      loadConfig({ env: API_KEY_ENV, overrides: { refdata: { timeoutMs: 2 ** 31 - 1 } } }),
+    ).not.toThrow();
+  });
+
   it('are all reported at once, each with its path', () => {
     const error = invalid({
       source: 'ftp',

@@ -25,6 +25,7 @@ export const exactlyOnceSection = z
       .number()
       .int()
       .min(10)
+      .max(BROKER_MAX_TRANSACTION_TIMEOUT_MS)
       .default(1_000)
       .describe(
         'How often each input partition commits its finished outputs and offsets in one transaction ' +
@@ -47,7 +48,7 @@ export const exactlyOnceSection = z
       ctx.addIssue({
         code: 'custom',
         path: ['transactionTimeoutMs'],
-        message: `must exceed commitIntervalMs (${section.commitIntervalMs})`,
+        message: `must exceed exactlyOnce.commitIntervalMs (${section.commitIntervalMs}): raise it, or lower that`,
       });
     }
   });

@@ -1,6 +1,6 @@
 // The reference data service: endpoints, credentials, and how lookups are matched.
 import { z } from 'zod';
-import { httpUrl, nonEmptyString, positiveInt, ratio, secret } from '../fields.ts';
+import { httpUrl, nonEmptyString, positiveMs, ratio, secret } from '../fields.ts';
 
 const refdataOptions = z.strictObject({
   baseUrl: httpUrl().default('http://127.0.0.1:8080').describe('Root of the reference data service.'),
@@ -18,7 +18,7 @@ const refdataOptions = z.strictObject({
     .describe('User name of the data exchange credential.'),
   organizationId: nonEmptyString().default('default-org').describe('Organization whose quota is used.'),
   workspaceId: nonEmptyString().optional().describe('Workspace of the lookups, if the service uses one.'),
-  timeoutMs: positiveInt(30_000).describe('Timeout of one HTTP request to the service.'),
+  timeoutMs: positiveMs(30_000).describe('Timeout of one HTTP request to the service.'),
 });
 
 /**

@@ -1,6 +1,6 @@
 // How fast and how much: bulk sizes, quota, rate limits, retries and result polling.
 import { z } from 'zod';
-import { durationMs, nonEmptyString, positiveInt, startNotAboveCap } from '../fields.ts';
+import { durationMs, nonEmptyString, positiveInt, positiveMs, startNotAboveCap } from '../fields.ts';
 
 export const batchingSection = z.strictObject({
   maxTasks: z.number().int().min(1).max(10_000).default(500).describe('Lookup tasks per bulk.'),
@@ -33,8 +33,8 @@ export const rateLimitSection = z.strictObject({
 export const retrySection = z
   .strictObject({
     maxAttempts: positiveInt(5).describe('Attempts of a failed request, the first included.'),
-    initialDelayMs: positiveInt(200).describe('Wait before the first retry.'),
-    maxDelayMs: positiveInt(30_000).describe('Longest wait between retries.'),
+    initialDelayMs: positiveMs(200).describe('Wait before the first retry.'),
+    maxDelayMs: positiveMs(30_000).describe('Longest wait between retries.'),
   })
   .superRefine(startNotAboveCap('initialDelayMs', 'maxDelayMs'));
 
