@@ -5,6 +5,9 @@
 // at a sandbox without configuring anything.
 
 export const SANDBOX_MODES = ['realistic', 'instant'] as const;
+
+/** Most organizations a generated dataset holds (the `--orgs` flags take at most this too). */
+export const MAX_SANDBOX_ORGS = 1_000_000;
 export type SandboxMode = (typeof SANDBOX_MODES)[number];
 
 export const SANDBOX_DEFAULTS = {

@@ -3,7 +3,7 @@
 
 import { z } from 'zod';
 import { systemClock, type Clock } from './clock.ts';
-import { SANDBOX_DEFAULTS, SANDBOX_MODES } from './defaults.ts';
+import { MAX_SANDBOX_ORGS, SANDBOX_DEFAULTS, SANDBOX_MODES } from './defaults.ts';
 import { SandboxError } from './errors.ts';
 import { faultSettingsSchema, type FaultSettings } from './state/faults.ts';
 
@@ -33,7 +33,7 @@ const optionsSchema = z.strictObject({
   /** X-Credential-Username values allowed to use `scope=system` on the identity API. */
   administrators: z.array(text).default([SANDBOX_DEFAULTS.administrator]),
   /** Number of organizations in the generated dataset. */
-  orgs: z.number().int().min(1).max(1_000_000).default(10_000),
+  orgs: z.number().int().min(1).max(MAX_SANDBOX_ORGS).default(10_000),
   /** Seed of the dataset and of every fault decision. */
   seed: z.number().int().min(0).default(1),
   tokenLifetimeSeconds: z.number().int().min(1).default(300),

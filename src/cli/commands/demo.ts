@@ -5,6 +5,7 @@ import { countRecords } from '../../files/ndjson-source.ts';
 import { RunSummary } from '../../pipeline/run-summary.ts';
 import { createFileEnrichment, inputFile } from '../enrichment.ts';
 import { wholeNumber } from '../option-parsers.ts';
+import { MAX_SANDBOX_ORGS } from '../../sandbox/defaults.ts';
 import { commandConfig } from '../options.ts';
 import { summaryTable } from '../summary-table.ts';
 
@@ -29,7 +30,12 @@ export function registerDemo(program: Command): void {
         'a line over files.maxRecordBytes (1 MiB) is dead-lettered FILE_RECORD_TOO_LARGE with its first 1 KiB',
     )
     .option('--output-dir <dir>', 'where the output files go (default: files.outputDir, out/)')
-    .option('--orgs <n>', 'organizations in the sandbox dataset', wholeNumber('--orgs', 0), 20_000)
+    .option(
+      '--orgs <n>',
+      'organizations in the sandbox dataset',
+      wholeNumber('--orgs', 1, MAX_SANDBOX_ORGS),
+      20_000,
+    )
     .option(
       '--seed <n>',
       'seed of the sandbox dataset (examples/partners.ndjson is made from seed 42)',

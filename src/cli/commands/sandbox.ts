@@ -1,7 +1,12 @@
 import { Option, type Command } from 'commander';
 // Only the flags' defaults at registration: the sandbox (fastify, the dataset, the response
 // validator) is imported when this command runs, so that `run` and the other commands never load it.
-import { SANDBOX_DEFAULTS, SANDBOX_MODES, type SandboxMode } from '../../sandbox/defaults.ts';
+import {
+  MAX_SANDBOX_ORGS,
+  SANDBOX_DEFAULTS,
+  SANDBOX_MODES,
+  type SandboxMode,
+} from '../../sandbox/defaults.ts';
 import { share, wholeNumber } from '../option-parsers.ts';
 
 interface SandboxFlags {
@@ -44,7 +49,12 @@ export function registerSandbox(program: Command): void {
       'OAuth client secret of the token endpoint',
       SANDBOX_DEFAULTS.clientSecret,
     )
-    .option('--orgs <n>', 'organizations in the generated dataset', wholeNumber('--orgs', 0), 10_000)
+    .option(
+      '--orgs <n>',
+      'organizations in the generated dataset',
+      wholeNumber('--orgs', 1, MAX_SANDBOX_ORGS),
+      10_000,
+    )
     .option('--seed <n>', 'seed of the dataset and of fault decisions', wholeNumber('--seed', 0), 1)
     .addOption(
       new Option('--mode <mode>', 'realistic: bulks run in the background; instant: finished at once')
