@@ -67,9 +67,13 @@ export function createRefDataClient(
   retry: Config['retry'],
   logger?: Logger,
 ): RefDataClient {
+  // Without the lookup API's credential (a command that needs only the data exchange API), the
+  // client has no base root: a call to it fails as not configured, not as refused.
+  const serviceCredential =
+    refdata.auth === 'apiKey' ? refdata.apiKey !== undefined : !!(refdata.clientId && refdata.clientSecret);
   return new RefDataClient({
     roots: {
-      base: refdata.baseUrl,
+      ...(serviceCredential ? { base: refdata.baseUrl } : {}),
       usage: refdata.usageUrl,
       ...(refdata.auth === 'oauth' ? { auth: refdata.authUrl } : {}),
       // The data exchange root cannot be called without its basic credential, so it comes with the password.

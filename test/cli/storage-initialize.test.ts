@@ -420,6 +420,18 @@ describe('partner-enrich storage initialize', { timeout: 60_000 }, () => {
     expect(await requestsOf('createEventStoreInitializerJob')).toBe(creates);
   });
 
+  it("regression: the lookup API's API key was required though never sent (CONFIG_INVALID refdata.apiKey, exit 2); the data exchange password alone starts the job", async () => {
+    const { code, stdout, stderr } = await runCli(
+      ['storage', 'initialize', '--storage', STORAGE, '--no-wait'],
+      {
+        ...env,
+        PARTNER_ENRICH_REFDATA__API_KEY: undefined,
+      },
+    );
+    expect(code, stderr).toBe(0);
+    expect(sandbox.state.eventStoreJobs.get(stdout.trim())?.request.storageId).toBe(STORAGE);
+  });
+
   it('refuses to run without --storage', async () => {
     const { code, stderr } = await runCli(['storage', 'initialize'], env);
     expect(code).toBe(1);

@@ -163,7 +163,9 @@ export function registerStorageInitialize(program: Command): void {
 }
 
 function dataExchangeClient(command: Command): RefDataClient {
-  const config = commandConfig(command);
+  // The data exchange API authenticates with its own credential: the lookup API's API key or
+  // OAuth client was required, and never sent.
+  const config = commandConfig(command, {}, true);
   requireDataExchangeCredential(config);
   return createRefDataClient(config.refdata, config.retry);
 }
