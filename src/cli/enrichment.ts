@@ -16,7 +16,7 @@ import {
 } from '../bulk/ledger-journal.ts';
 import { BulkRunner } from '../bulk/bulk-runner.ts';
 import { refDataBulkApi } from '../bulk/refdata-bulk-api.ts';
-import { isPemText, type Config } from '../config/index.ts';
+import { isPemText, redactUrl, type Config } from '../config/index.ts';
 import { checkInputNotOutput, NdjsonSink } from '../files/ndjson-sink.ts';
 import { NdjsonSource } from '../files/ndjson-source.ts';
 import {
@@ -104,7 +104,7 @@ export function createRefDataClient(
       ? {
           onTokenRefreshFailed: (error: unknown) =>
             logger.warn(
-              { authUrl: refdata.authUrl, clientId: refdata.clientId },
+              { authUrl: redactUrl(refdata.authUrl), clientId: refdata.clientId },
               `OAuth token of the reference data service not refreshed, asked again after a backoff; the one in hand serves meanwhile: ${(error as Error).message}`,
             ),
         }

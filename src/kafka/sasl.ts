@@ -11,8 +11,8 @@
 // while the current token still serves.
 import type { SASLOptions } from 'kafkajs';
 import type { Logger } from '../observability/logger.ts';
-import type { Config } from '../config/index.ts';
-import { basicCredentials, processSecrets } from '../observability/secret-redactor.ts';
+import { redactUrl, type Config } from '../config/index.ts';
+import { basicCredentials, processSecrets, rotatingSecret } from '../observability/secret-redactor.ts';
 import { ClientCredentialsTokenProvider, type IssuedToken } from '../refdata/token-provider.ts';
 import { backoffDelay } from '../retry/backoff.ts';
 import { KafkaError } from './errors.ts';
@@ -81,10 +81,10 @@ function oauthBearerSasl(
     refreshAhead: true,
     onRefreshFailed: (error) =>
       logger?.warn(
-        { tokenUrl: settings.tokenUrl, clientId: settings.clientId },
+        { tokenUrl: redactUrl(settings.tokenUrl), clientId: settings.clientId },
         `OAuth token not fetched ahead, asked again after a backoff; the one in hand serves meanwhile: ${(error as Error).message}`,
       ),
-    onToken: (token) => processSecrets.add(token),
+    onToken: rotatingSecret(processSecrets),
   });
   const extensions =
     settings.extensions.length === 0
@@ -108,6 +108,8 @@ async function requestToken(
   now: () => number,
 ): Promise<IssuedToken> {
   const { tokenUrl, clientId, scope } = settings;
+  // Said as configured, but a password or secret query parameter in it (config check shows it so).
+  const shown = redactUrl(tokenUrl);
   const body = new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) });
   for (let attempt = 1; ; attempt += 1) {
     let failure: string;
@@ -123,22 +125,22 @@ async function requestToken(
         signal: AbortSignal.timeout(TOKEN_REQUEST_TIMEOUT_MS),
       });
       const text = await response.text();
-      if (response.ok) return issuedToken(text, tokenUrl, now);
+      if (response.ok) return issuedToken(text, shown, now);
       failure = `${response.status} ${oauthError(text)}`;
       // Refused: another attempt with the same credentials gets the same answer.
       if (response.status < 500 && response.status !== 429)
         throw new KafkaError(
           'KAFKA_AUTHENTICATION_FAILED',
-          `the OAuth token endpoint ${tokenUrl} refused client ${clientId}: ${failure}: check kafka.sasl`,
+          `the OAuth token endpoint ${shown} refused client ${clientId}: ${failure}: check kafka.sasl`,
         );
     } catch (error) {
       if (error instanceof KafkaError) throw error;
-      failure = (error as Error).message;
+      failure = (error as Error).message.replaceAll(tokenUrl, shown);
     }
     if (attempt >= TOKEN_REQUEST_ATTEMPTS)
       throw new KafkaError(
         'KAFKA_UNAVAILABLE',
-        `the OAuth token endpoint ${tokenUrl} gave no token for client ${clientId} in ${attempt} attempts: ${failure}`,
+        `the OAuth token endpoint ${shown} gave no token for client ${clientId} in ${attempt} attempts: ${failure}`,
       );
     await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, TOKEN_RETRY)));
   }
@@ -156,6 +158,7 @@ function oauthError(text: string): string {
   return text.slice(0, 200);
 }
 
+/** `tokenUrl` as it is shown: redacted. */
 function issuedToken(text: string, tokenUrl: string, now: () => number): IssuedToken {
   let answer: Record<string, unknown>;
   try {

@@ -25,6 +25,12 @@ export class Redactor {
     if (escaped !== secret) this.#secrets.add(escaped);
   }
 
+  /** `secret` (and its JSON-escaped form) is no longer one. */
+  remove(secret: string): void {
+    this.#secrets.delete(secret);
+    this.#secrets.delete(JSON.stringify(secret).slice(1, -1));
+  }
+
   redact(text: string): string;
   redact(text: string | undefined): string | undefined;
   redact(text: string | undefined): string | undefined {
@@ -34,6 +40,23 @@ export class Redactor {
       if (clean.includes(secret)) clean = clean.replaceAll(secret, REDACTED);
     return clean;
   }
+}
+
+/** Tokens kept redacted: the one in hand, the one before (still in flight), and one more. */
+const KEPT_TOKENS = 3;
+
+/**
+ * Adds each new token of a refreshing provider to `redactor`, dropping those older than the
+ * last few: every token of a long run stayed, and each log line was searched for all of them
+ * (about 26 a day with hour-long tokens). An expired token grants nothing.
+ */
+export function rotatingSecret(redactor: Redactor): (token: string) => void {
+  const kept: string[] = [];
+  return (token) => {
+    redactor.add(token);
+    kept.push(token);
+    if (kept.length > KEPT_TOKENS) redactor.remove(kept.shift() as string);
+  };
 }
 
 export const basicCredentials = (user: string, password: string): string =>

@@ -7,7 +7,7 @@ import { Authenticator } from './authenticator.ts';
 import { loadReferenceDataDocument } from './openapi-document.ts';
 import type { CallOptions, OperationArgs, OperationId, ResponseBody } from './operation-types.ts';
 import { resolveClientOptions, type RefDataClientOptions } from './options.ts';
-import { Redactor, basicCredentials } from '../observability/secret-redactor.ts';
+import { Redactor, basicCredentials, rotatingSecret } from '../observability/secret-redactor.ts';
 import { RequestExecutor } from './request-executor.ts';
 import { getRequestValidator, type RequestParts } from './request-validator.ts';
 import { ClientCredentialsTokenProvider } from './token-provider.ts';
@@ -47,7 +47,7 @@ export class RefDataClient implements Omit<OperationMethods, 'requestToken'> {
         // with it reaches the service well before it expires.
         usableForMs: options.tokenRefreshMarginMs / 3,
         ...(options.onTokenRefreshFailed ? { onRefreshFailed: options.onTokenRefreshFailed } : {}),
-        onToken: (token) => redactor.add(token),
+        onToken: rotatingSecret(redactor),
       });
     this.#executor = new RequestExecutor({
       options,

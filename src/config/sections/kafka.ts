@@ -52,6 +52,11 @@ const saslOptions = z
     username: nonEmptyString().optional().describe('SASL user name (plain, scram-*).'),
     password: secret().optional().describe('SASL password (plain, scram-*).'),
     tokenUrl: httpUrl()
+      // fetch refuses a URL with credentials, and names it whole in its error: the client
+      // authenticates with clientId and clientSecret.
+      .refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+        message: 'must not hold credentials (user:password@): use clientId and clientSecret',
+      })
       .optional()
       .describe(
         "OAUTHBEARER: the identity provider's OAuth 2.0 token endpoint, asked with HTTP Basic client authentication. Its tokens must live 30 s or more: the next token is fetched ahead, 5 min before the last one expires (half-way through a shorter life), and asked again while the endpoint fails; a connection authenticates again 10 s before its token expires.",
