@@ -51,11 +51,11 @@ describe('kafka.sasl oauthbearer', () => {
 
   it("regression: a secret in the token URL's query was said in the failure (config check redacts it); now the URL is named without it, and one with credentials is refused by the configuration (fetch refused it, naming it whole)", async () => {
     const sasl = oauthSasl(`http://127.0.0.1:${await freePort()}/token?client_secret=q-4`, 'app-secret-1');
-    const failure = await sasl.oauthBearerProvider().catch((error: unknown) => error as Error);
-    expect(failure.message).toMatch(
+    const failure = sasl.oauthBearerProvider();
+    await expect(failure).rejects.toThrow(
       /^the OAuth token endpoint http:\/\/127\.0\.0\.1:\d+\/token\?client_secret=\[redacted\] gave no token/,
     );
-    expect(failure.message).not.toContain('q-4');
+    await expect(failure).rejects.not.toThrow(/q-4/);
     expect(() => oauthSasl('http://app:url-pw-3@127.0.0.1:1/token', 'app-secret-1')).toThrow(
       /kafka\.sasl\.tokenUrl: must not hold credentials/,
     );
