@@ -25,7 +25,9 @@ function readCandidate(cursor: JsonCursor): BulkCandidate {
   let name: string | undefined;
   cursor.object((key) => {
     if (key === 'svcId') svcId = cursor.string() ?? '';
-    else if (key === 'score') score = (cursor.value() as number | null) ?? 0;
+    // A score of another type failed the Avro encoding of the outputs, an error without a code
+    // that stopped the pipeline on the bulk at every restart: it fails the page instead.
+    else if (key === 'score') score = cursor.number() ?? 0;
     else if (key === 'dataSource')
       cursor.object((field) =>
         field === 'aleiPrefix' ? (dataSource = cursor.string() ?? undefined) : cursor.skip(),

@@ -159,6 +159,18 @@ export class JsonCursor {
     return JSON.parse(this.#bytes.toString('utf8', start, this.#at));
   }
 
+  /** The number here, or null: what the outputs write as an Avro double must be one. */
+  number(): number | null {
+    if (this.#null()) return null;
+    const at = this.#at;
+    const value = this.value();
+    if (typeof value !== 'number') {
+      this.#at = at;
+      this.#fail('a number');
+    }
+    return value;
+  }
+
   /**
    * The string here, or null. A plain ASCII one (no escapes) is taken from the bytes as it is:
    * one string, where value() decodes the span and JSON.parse builds a second.

@@ -108,10 +108,16 @@ export function parseSuccess(
     if (read) return read(result.body);
     const text = result.body.toString();
     return text.trim() === '' ? undefined : JSON.parse(text);
-  } catch {
+  } catch (error) {
+    // The cursor's own refusals say what was expected where (a byte offset); JSON.parse's quote
+    // the body, which is the service's data, not for an error message.
+    const message = (error as Error).message;
+    const refused = message.startsWith('JSON: ')
+      ? `response body refused: ${message}`
+      : 'response body is not JSON';
     throw new RefDataHttpError(
       'REFDATA_INVALID_RESPONSE',
-      { operation: attempt.operation, status: result.status, serviceMessage: 'response body is not JSON' },
+      { operation: attempt.operation, status: result.status, serviceMessage: refused },
       false,
     );
   }

@@ -108,6 +108,21 @@ describe('readBulkPage', () => {
     expect(() => readBulkPage(Buffer.from(text))).toThrow(SyntaxError);
   });
 
+  it('regression: a candidate score that is not a number ("0.97", an object) was taken, and the Avro encoding of its outputs failed without a code, stopping the pipeline at every restart; it fails the page', () => {
+    for (const score of ['"0.97"', '{"value":0.97}', 'true', '[0.97]']) {
+      const text = `{"id":"b","status":{"code":"FINISHED"},"progress":100,"results":[{"taskId":"t","values":[{"svcId":"A:1","score":${score}}]}]}`;
+      expect(() => readBulkPage(Buffer.from(text)), score).toThrow(/JSON: expected a number at byte \d+/);
+    }
+    const scored = (score: string) =>
+      readBulkPage(
+        Buffer.from(
+          `{"id":"b","status":{"code":"FINISHED"},"progress":100,"results":[{"taskId":"t","values":[{"svcId":"A:1","score":${score}}]}]}`,
+        ),
+      ).results[0]?.candidates[0]?.score;
+    expect(scored('0.97')).toBe(0.97);
+    expect(scored('null')).toBe(0);
+  });
+
   it('regression: a member given twice counts as JSON.parse counts it, the last one (results and candidates were merged)', () => {
     const text =
       '{"id":"b","status":{"code":"FINISHED"},"progress":100,' +
