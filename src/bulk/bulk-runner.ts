@@ -113,13 +113,17 @@ export class BulkRunner {
       );
     }
     const results = new Map<string, BulkTaskResult>();
-    let startAfter: string | undefined;
+    // Pages handing back a cursor asked with before (the last one, or one before it: A, B, A)
+    // would be read for ever.
+    const asked = new Set<string>();
     for (;;) {
       for (const result of page.results) results.set(result.taskId, result);
-      if (!page.nextStartAfter) return results;
-      // A page handing back the cursor it was asked with would be read for ever.
-      if (page.nextStartAfter === startAfter) throw new RefDataPagingError('getBulkLookup', startAfter);
-      startAfter = page.nextStartAfter;
+      const startAfter = page.nextStartAfter;
+      if (!startAfter) return results;
+      if (asked.has(startAfter)) throw new RefDataPagingError('getBulkLookup', startAfter);
+      if (this.#closed)
+        throw new BulkError('BULK_ABANDONED', `stopped while reading bulk ${bulkId}'s results`);
+      asked.add(startAfter);
       page = await this.#api.readBulk(bulkId, { limit: polling.pageSize, startAfter });
     }
   }

@@ -134,9 +134,13 @@ export class RefDataTransportError extends RefDataError<(typeof REFDATA_TRANSPOR
 /** A paged read returned the cursor it was given; walking on would loop forever. */
 export class RefDataPagingError extends RefDataError<'REFDATA_PAGE_CURSOR_REPEATED'> {
   constructor(operation: string, cursor: string) {
-    super('REFDATA_PAGE_CURSOR_REPEATED', `${operation}: nextStartAfter repeats the cursor ${cursor}`, {
-      details: { operation, cursor },
-    });
+    super(
+      'REFDATA_PAGE_CURSOR_REPEATED',
+      `${operation}: nextStartAfter repeats the cursor ${cursor}, asked with before`,
+      {
+        details: { operation, cursor },
+      },
+    );
   }
 }
 

@@ -22,12 +22,15 @@ export async function* walkCursorPages<Item>(
   startAfter?: string,
 ): AsyncGenerator<Item, void, undefined> {
   let cursor = startAfter;
+  // A cursor asked with before (the last one, or one before it: A, B, A) would page for ever.
+  const asked = new Set<string | undefined>([cursor]);
   for (;;) {
     const page = await readPage(cursor);
     yield* page.items ?? [];
     const next = page.nextStartAfter;
     if (next === undefined || next === '') return;
-    if (next === cursor) throw new RefDataPagingError(operation, next);
+    if (asked.has(next)) throw new RefDataPagingError(operation, next);
+    asked.add(next);
     cursor = next;
   }
 }

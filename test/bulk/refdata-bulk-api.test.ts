@@ -63,6 +63,25 @@ describe('bulk runner over the reference data client', () => {
     expect(reads).toBe(2);
   });
 
+  it('regression: result pages whose cursors went round (A, B, A, ...) were read for ever, the bulk holding its slot and its records never committed', async () => {
+    let reads = 0;
+    const runner = await runnerFor((request) => {
+      reads += 1;
+      const next = request.query.get('startAfter') === 'A' ? 'B' : 'A';
+      return {
+        body: {
+          id: 'b1',
+          status: finished,
+          results: [result(`t${reads}`)],
+          ...(reads < 50 ? { nextStartAfter: next } : {}),
+        },
+      };
+    });
+    const error = await rejectionOf(runner.collect('b1'));
+    expect(error).toMatchObject({ code: 'REFDATA_PAGE_CURSOR_REPEATED', details: { cursor: 'A' } });
+    expect(reads).toBe(3);
+  });
+
   it('regression: a bulk create answered 200 with an empty body failed with an untyped TypeError, not BULK_CREATED_WITHOUT_ID', async () => {
     const runner = await runnerFor(() => ({ raw: '' }));
     const error = await rejectionOf(runner.submit('s1', []));
