@@ -168,7 +168,9 @@ export class RerunQuota {
       const answer = await this.#askRoom();
       if (!answer) return this.#consumed(await this.#gate.acquire(claiming(needed)));
       const { room, at } = answer;
-      const shareOfWindow = Math.floor(share() * room.max);
+      // At least a unit: a share below one unit of the window (0.05 of 10, or a replica's part
+      // of it) came to none, and the rerun asked for ever without taking anything.
+      const shareOfWindow = Math.max(1, Math.floor(share() * room.max));
       // Before it has seen a whole window, the rerun expects live work to need what it consumed
       // over the last window's length before the rerun began; only where the process is younger
       // than that, everything the rerun's share does not claim. Starting from that guess alone

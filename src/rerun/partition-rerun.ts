@@ -49,6 +49,8 @@ export interface PartitionRerunParts {
   state: StoredPartners;
   /** The job as it stands now (its control and quota share can change while it runs). */
   job: () => RerunJob;
+  /** This replica's part of the job's quota share, read at every request (the executor's split). */
+  quotaShare: () => number;
   /** Resolves at the next change of any job (a pause lifted, a cancel). */
   changed: () => Promise<unknown>;
   /** Resolves once live work leaves room for the next chunk (see live-headroom.ts). */
@@ -165,7 +167,7 @@ export class PartitionRerun {
                   jobId,
                   initialize: job.initialize,
                   dryRun: job.dryRun,
-                  quotaShare: () => this.#parts.job().quotaShare,
+                  quotaShare: this.#parts.quotaShare,
                 }),
               ),
               this.#aborted,

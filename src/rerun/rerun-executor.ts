@@ -50,6 +50,26 @@ export class RerunExecutor {
     this.#parts = parts;
   }
 
+  /**
+   * This replica's part of the job's share of each quota window: the share times the part of
+   * the partitions not done that it runs. Each replica counts what it takes against its part;
+   * counted against the whole share, N replicas took N shares of every window (4 replicas at
+   * 0.2: 80 %), and live traffic coming back was refused. Partitions done give their part to
+   * those left; one whose runner is not started yet keeps its part unused meanwhile.
+   */
+  #quotaShareOf(jobId: string): number {
+    const { jobs } = this.#parts;
+    const share = (jobs.job(jobId) as RerunJob).quotaShare;
+    const progress = jobs.progress(jobId);
+    const count = this.#parts.partitionCount();
+    let left = 0;
+    for (let partition = 0; partition < count; partition += 1) if (!progress.get(partition)?.done) left += 1;
+    let mine = 0;
+    for (const [partition, running] of this.#running)
+      if (running.jobId === jobId && !progress.get(Number(partition))?.done) mine += 1;
+    return left === 0 || mine === 0 ? share : share * Math.min(1, mine / left);
+  }
+
   async start(): Promise<void> {
     await this.#parts.jobs.load();
     this.#unfollow = await this.#parts.jobs.follow(
@@ -121,6 +141,7 @@ export class RerunExecutor {
         jobs,
         state: this.#parts.state,
         job: () => jobs.job(jobId) as RerunJob,
+        quotaShare: () => this.#quotaShareOf(jobId),
         changed: () => this.#changed.promise,
         ...(this.#parts.owner ? { owner: this.#parts.owner } : {}),
         ...(this.#parts.now ? { now: this.#parts.now } : {}),

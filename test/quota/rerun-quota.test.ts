@@ -73,6 +73,14 @@ describe('RerunQuota', () => {
     expect(window.used).toBe(300);
   });
 
+  it('regression: a share below one unit of the window (0.05 of 10) came to none, and the rerun asked for ever without taking anything; it takes a unit a window', async () => {
+    const { window, take, setOnWait } = setup(10);
+    expect(await take(5, 0.05)).toBe(1);
+    setOnWait(() => window.reset());
+    expect(await take(5, 0.05)).toBe(1);
+    expect(window.used).toBe(1);
+  });
+
   it('takes only what the window has left after live work', async () => {
     const { window, gate, rerun } = setup(1_000);
     expect(await gate.acquire(900)).toBe(900);

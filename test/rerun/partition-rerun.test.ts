@@ -105,6 +105,7 @@ async function runShare(state: PartnerState, rerunJob: RerunJob, duringFirstChun
         },
       },
       job: () => rerunJob,
+      quotaShare: () => rerunJob.quotaShare,
       changed: () => new Promise(() => {}),
     },
     ref,
@@ -218,7 +219,14 @@ describe('PartitionRerun', () => {
       releaseRerun: async () => {},
     };
     const rerun = new PartitionRerun(
-      { host, jobs, state, job: () => job({ batchSize: 500 }), changed: () => new Promise(() => {}) },
+      {
+        host,
+        jobs,
+        state,
+        job: () => job({ batchSize: 500 }),
+        quotaShare: () => 0.5,
+        changed: () => new Promise(() => {}),
+      },
       ref,
       0,
     );
@@ -270,6 +278,7 @@ describe('PartitionRerun', () => {
         jobs: memoryJobs(),
         state,
         job: () => job({ batchSize: 500 }),
+        quotaShare: () => 0.5,
         changed: () => new Promise(() => {}),
       },
       ref,
@@ -304,6 +313,7 @@ describe('PartitionRerun', () => {
         jobs: memoryJobs(),
         state,
         job: () => current,
+        quotaShare: () => current.quotaShare,
         changed: () => new Promise(() => {}),
         headroom: () => room.promise,
       },

@@ -90,11 +90,14 @@ async function replica(
   }
   const store = new InMemoryRerunJobStoreStandIn();
   const offered: string[] = [];
+  /** The quota share each chunk's lookups were to take at most, as read when offered. */
+  const shares: number[] = [];
   const host: RerunHost = {
     partitions: () => [{ ref, epoch: 1, restored: Promise.resolve() }],
     onPartitions: () => () => {},
     rerun: (_ref, _epoch, partners, task) => {
       offered.push(task.jobId);
+      shares.push(task.quotaShare());
       const outcomes = settled();
       return partners.map(() => outcomes.then(() => ({ kind: 'unchanged', outcome: 'NO_MATCH' }) as const));
     },
@@ -115,7 +118,7 @@ async function replica(
   await executor.start();
   const share = (jobId: string) => store.progress(jobId).get(ref.partition);
   const read = (jobId: string) => share(jobId)?.counts.read ?? 0;
-  return { store, executor, offered, share, read };
+  return { store, executor, offered, shares, share, read };
 }
 
 /** The jobs of `offered` with repeats folded: the order the jobs held the partition in. */
@@ -178,6 +181,21 @@ describe('RerunExecutor', () => {
     expect(looks - before).toBeLessThanOrEqual(1);
     expect(offered).toEqual([]);
     expect(executor.due()?.id).toBe('next-month');
+  });
+
+  it("regression: each replica took the job's whole quota share for its own partitions, so N replicas took N shares of every window; a replica takes the share times the part of the partitions not done that it runs", async () => {
+    // This replica runs partition 0 of 4; the other three are another replica's, or done.
+    const { store, shares } = await replica(4, {
+      settled: () => new Promise<void>((resolve) => setTimeout(resolve, 20)),
+    });
+    await store.saveJob({ ...job('split', Date.now()), quotaShare: 0.8 });
+    await vi.waitFor(() => expect(shares.length).toBeGreaterThan(0));
+    expect(shares[0]).toBeCloseTo(0.2);
+    for (const partition of [1, 2, 3])
+      await store.saveProgress(simulatedProgress('split', partition, { done: true }));
+    const before = shares.length;
+    await vi.waitFor(() => expect(shares.length).toBeGreaterThan(before));
+    expect(shares.at(-1)).toBeCloseTo(0.8);
   });
 
   it('regression: a cancel dropped the chunk under way from the progress, though its outputs were written', async () => {
