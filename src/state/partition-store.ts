@@ -135,11 +135,16 @@ export class PartitionStore {
       );
     `);
     // The oldest record of a coalesced lookup that failed (InputIdentity.coalescedFrom), in a
-    // file from before it was kept: added in place, its rows named none, as they did.
-    const columns = this.#db.prepare('PRAGMA table_info(finished)').all() as { name: string }[];
-    if (!columns.some((column) => column.name === 'from_offset'))
+    // file from before it was kept: added in place, its rows named none, as they did. Each
+    // column on its own, in one transaction: both in one exec without it committed one at a
+    // time, and a kill between them left a file that failed every later open.
+    const columns = new Set(
+      (this.#db.prepare('PRAGMA table_info(finished)').all() as { name: string }[]).map((c) => c.name),
+    );
+    const missing = ['from_offset', 'from_timestamp'].filter((column) => !columns.has(column));
+    if (missing.length > 0)
       this.#db.exec(
-        'ALTER TABLE finished ADD COLUMN from_offset INTEGER; ALTER TABLE finished ADD COLUMN from_timestamp INTEGER;',
+        `BEGIN; ${missing.map((column) => `ALTER TABLE finished ADD COLUMN ${column} INTEGER;`).join(' ')} COMMIT;`,
       );
     // The table's name from when deletes alone had one; also what a version from before
     // starts anew on a file given back to it by a rollback.

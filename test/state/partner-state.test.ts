@@ -243,6 +243,31 @@ describe('PartnerState', () => {
     third.close();
   });
 
+  it('regression: a file whose upgrade was killed between its two new columns (each committed alone) failed every later open; it gets the one missing', async () => {
+    const dir = stateDir();
+    const first = new PartnerState({ dir });
+    await first.restore([partition]);
+    first.lookupFailed(partition, 'P-0', undefined, { offset: 6, timestamp: 0 });
+    first.close();
+    // As the kill left it: from_offset added, from_timestamp not.
+    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+    file.exec(`
+      CREATE TABLE finished_before (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL, from_offset INTEGER);
+      INSERT INTO finished_before SELECT id, offset, timestamp, from_offset FROM finished;
+      DROP TABLE finished;
+      ALTER TABLE finished_before RENAME TO finished;
+    `);
+    file.close();
+
+    const second = new PartnerState({ dir });
+    await second.restore([partition]);
+    expect(second.finishedBy(partition, 'P-0')).toEqual({ offset: 6, timestamp: 0 });
+    const coalesced = { offset: 12, timestamp: 12, coalescedFrom: { offset: 10, timestamp: 10 } };
+    second.lookupFailed(partition, 'P-1', undefined, coalesced);
+    expect(second.finishedBy(partition, 'P-1')).toEqual(coalesced);
+    second.close();
+  });
+
   it('tells the finished records of more partners than it holds ids of in memory (10,000), before and after a commit forgets some', async () => {
     const dir = stateDir();
     const state = new PartnerState({ dir });
