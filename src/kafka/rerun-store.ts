@@ -71,6 +71,8 @@ export class KafkaRerunJobStore implements RerunJobStore {
   readonly #progress = new Map<string, Map<number, RerunPartitionProgress>>();
   /** Next offset to apply, per state topic partition: what load() read is not applied again by follow(). */
   readonly #next = new Map<number, bigint>();
+  /** The follower's listener, once following: told of what load() applies too. */
+  #changed: ((jobId: string) => void) | undefined;
 
   constructor(readers: TopicReaders, topic: string) {
     const { kafka } = readers;
@@ -87,8 +89,12 @@ export class KafkaRerunJobStore implements RerunJobStore {
 
   async load(): Promise<void> {
     await this.#assertTopic();
+    // While following, what load() applies (a write of this process reads the topic first)
+    // is skipped by the follower, which has not got to it: told here, or a resume read so
+    // first never woke the paused share, nor a scheduled slot's job the executor.
     await this.#readers.readToEnd(this.#topic, (message, partition) => {
-      this.#apply(message, partition);
+      const jobId = this.#apply(message, partition);
+      if (jobId !== undefined) this.#changed?.(jobId);
     });
   }
 
@@ -99,6 +105,7 @@ export class KafkaRerunJobStore implements RerunJobStore {
     // Its own throw-away group, from the start (like the ledger's follower): nothing written
     // between load() and joining is missed; what load() applied already is skipped by offset.
     const consumer = this.#readers.consumer('rerun');
+    this.#changed = changed;
     this.#readers.onStopped(consumer, this.#topic, failed);
     const fetched = this.#readers.firstFetch(consumer, this.#topic);
     await consumer.connect();
@@ -113,10 +120,14 @@ export class KafkaRerunJobStore implements RerunJobStore {
       });
       await fetched;
     } catch (error) {
+      this.#changed = undefined;
       await consumer.disconnect().catch(() => {});
       throw error;
     }
-    return () => this.#readers.stop(consumer);
+    return () => {
+      this.#changed = undefined;
+      return this.#readers.stop(consumer);
+    };
   }
 
   jobs(): RerunJob[] {
