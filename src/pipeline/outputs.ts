@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { BulkCandidate, BulkTaskResult } from '../bulk/bulk-api.ts';
 import type { PartnerEnrichError } from '../errors.ts';
+import { processSecrets } from '../observability/secret-redactor.ts';
 import type { PartnerRecord } from '../serde/partner-record.ts';
 import {
   ofContent,
@@ -502,7 +503,9 @@ export function deadLetter(
       ...input.originalHeaders,
       'pe.stage': stage,
       'pe.error.code': error.code,
-      'pe.error.message': error.message.slice(0, 1000),
+      // The reason may quote the service (a task's or job's status text): a credential it echoes
+      // stays out of the topic, as it stays out of the logs.
+      'pe.error.message': processSecrets.redact(error.message).slice(0, 1000),
       'pe.attempts': String(attempts),
       'pe.origin.topic': input.position.topic,
       'pe.origin.partition': String(input.position.partition),

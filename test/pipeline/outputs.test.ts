@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { PartnerEnrichError } from '../../src/errors.ts';
+import { processSecrets } from '../../src/observability/secret-redactor.ts';
 import {
   alreadyFinished,
   alreadyWritten,
@@ -281,6 +282,18 @@ describe('dead letters', () => {
     expect(dropped.value).toEqual(Buffer.alloc(0));
     expect(dropped.key).toEqual(letter.key);
     expect(dropped.headers).toEqual({ ...letter.headers, 'pe.value-dropped': '2' });
+  });
+
+  it("regression: a reason quoting the service (a task's status text) carried a credential it echoed into the topic; the process's secrets are redacted from it", () => {
+    processSecrets.add('sk-LIVE-abcdef123456');
+    const reason = new PartnerEnrichError(
+      'TASK_FAILED',
+      'task t1 FAILED: auth failed for key sk-LIVE-abcdef123456',
+    );
+    const input = work('lookup', 'h1', 7).records[0]?.input;
+    if (!input) throw new Error('no input');
+    const letter = deadLetter(input, 'lookup', reason, 1, 0);
+    expect(letter.headers?.['pe.error.message']).toBe('task t1 FAILED: auth failed for key [REDACTED]');
   });
 });
 
