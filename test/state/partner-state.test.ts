@@ -68,6 +68,19 @@ function heldChangelog() {
 
 const stateDir = () => mkdtempSync(join(tmpdir(), 'partner-state-unit-'));
 
+/** Partition 1's table of finished records made anew with the columns an earlier version had beyond id, offset and timestamp. */
+function finishedTableOf(dir: string, columns: string[]): void {
+  const kept = ['id', 'offset', 'timestamp', ...columns].join(', ');
+  const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
+  file.exec(`
+    CREATE TABLE finished_before (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL${columns.map((c) => `, ${c} INTEGER`).join('')});
+    INSERT INTO finished_before SELECT ${kept} FROM finished;
+    DROP TABLE finished;
+    ALTER TABLE finished_before RENAME TO finished;
+  `);
+  file.close();
+}
+
 describe('PartnerState', () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -221,14 +234,7 @@ describe('PartnerState', () => {
     first.lookupFailed(partition, 'P-0', undefined, { offset: 6, timestamp: 0 });
     first.close();
     // The file as the version before left it: no columns for the oldest record.
-    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
-    file.exec(`
-      CREATE TABLE finished_before (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL);
-      INSERT INTO finished_before SELECT id, offset, timestamp FROM finished;
-      DROP TABLE finished;
-      ALTER TABLE finished_before RENAME TO finished;
-    `);
-    file.close();
+    finishedTableOf(dir, []);
 
     const second = new PartnerState({ dir });
     await second.restore([partition]);
@@ -250,14 +256,7 @@ describe('PartnerState', () => {
     first.lookupFailed(partition, 'P-0', undefined, { offset: 6, timestamp: 0 });
     first.close();
     // As the kill left it: from_offset added, from_timestamp not.
-    const file = new DatabaseSync(join(dir, 'partners-1.sqlite'));
-    file.exec(`
-      CREATE TABLE finished_before (id TEXT PRIMARY KEY, offset INTEGER NOT NULL, timestamp INTEGER NOT NULL, from_offset INTEGER);
-      INSERT INTO finished_before SELECT id, offset, timestamp, from_offset FROM finished;
-      DROP TABLE finished;
-      ALTER TABLE finished_before RENAME TO finished;
-    `);
-    file.close();
+    finishedTableOf(dir, ['from_offset']);
 
     const second = new PartnerState({ dir });
     await second.restore([partition]);
