@@ -1,7 +1,7 @@
 // Rerun jobs and progress in the state topic on the real broker: what one store writes,
 // another reads (load) and sees arrive (follow), beside ledger entries it leaves alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
+import { KafkaRerunJobStore, KEPT_ENDED_JOBS } from '../../src/kafka/rerun-store.ts';
 import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { eventually, kafkaClient, uniqueName, withTopics } from '../support/kafka.ts';
 import { simulatedProgress, testJob } from '../support/rerun-records.ts';
@@ -126,4 +126,43 @@ describe('KafkaRerunJobStore', () => {
     const missing = new KafkaRerunJobStore(new TopicReaders(kafka), uniqueName('no-state'));
     await expect(missing.load()).rejects.toMatchObject({ code: 'RERUN_STATE_TOPIC_MISSING' });
   });
+
+  it('regression: ended jobs were kept for ever (every run loaded and scanned every job ever created); creating a job removes the ended ones past the newest 50 of its input topic, with their progress', async () => {
+    const input = uniqueName('retired-input');
+    const { cleanup: dropInput } = await withTopics(kafka, [{ topic: input, numPartitions: 2 }]);
+    try {
+      const writer = store();
+      const t = Date.now() - 1_000_000;
+      const ended = (n: number) => `ended-${String(n).padStart(2, '0')}`;
+      for (let n = 0; n < KEPT_ENDED_JOBS + 3; n += 1) {
+        await writer.saveJob(
+          testJob(ended(n), input, { createdAt: t + n, control: 'cancel', controlAt: t + n }),
+        );
+        await writer.saveProgress(simulatedProgress(ended(n), 0, { done: true }));
+      }
+      await writer.saveJob(testJob('finished', input, { createdAt: t - 1 }));
+      for (const partition of [0, 1])
+        await writer.saveProgress(simulatedProgress('finished', partition, { done: true }));
+      await writer.saveJob(testJob('running', input, { createdAt: t - 2 }));
+      await writer.saveProgress(simulatedProgress('running', 0, { done: true }));
+      await writer.saveJob(testJob('other-topic', 'partners', { createdAt: t - 3, control: 'cancel' }));
+
+      expect(await writer.createJob(testJob('new', input), async () => {})).toBe('written');
+
+      const reader = store();
+      await reader.load();
+      const ofInput = reader
+        .jobs()
+        .filter((job) => job.inputTopic === input)
+        .map((job) => job.id);
+      const kept = Array.from({ length: KEPT_ENDED_JOBS }, (_, i) => ended(i + 3));
+      expect(new Set(ofInput)).toEqual(new Set([...kept, 'running', 'new']));
+      expect(reader.job('other-topic')).toBeDefined();
+      for (const gone of [ended(0), ended(1), ended(2), 'finished'])
+        expect(reader.progress(gone).size).toBe(0);
+      expect(reader.progress(ended(3)).size).toBe(1);
+    } finally {
+      await dropInput();
+    }
+  }, 60_000);
 });
