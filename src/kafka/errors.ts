@@ -60,6 +60,13 @@ export const KAFKA_ERROR_CODES = [
    */
   'LEDGER_CATCH_UP_FAILED',
   /**
+   * A record of the internal state topic that partner-enrich did not write: its value is not
+   * JSON, or not a bulk ledger entry or rerun record: written there by something else. At start (`run`, the `rerun`
+   * commands) the command fails, exit 2; while `run` runs, its follower stops and the pipeline
+   * fails without committing, exit 1. details: topic, partition, offset, key.
+   */
+  'STATE_RECORD_UNREADABLE',
+  /**
    * Exactly-once: the input partition's transactional producer was fenced (its partition's next
    * owner, or this member after a restart, started a producer with the same transactional id)
    * or its transaction was aborted by the broker. Nothing of the transaction is visible; the

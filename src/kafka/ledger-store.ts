@@ -8,6 +8,7 @@ import { isRerunTopic } from '../pipeline/rerun-work.ts';
 import { isRerunKey } from '../rerun/rerun-job.ts';
 import { KafkaError } from './errors.ts';
 import type { TopicReaders } from './topic-reader.ts';
+import { ledgerEntryOf } from './state-record.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
 import { topicOffsets } from './topic-offsets.ts';
 
@@ -64,11 +65,11 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async load(): Promise<LedgerEntry[]> {
     const entries = new Map<string, LedgerEntry>();
-    await this.#readers.readToEnd(this.#topic, (message) => {
+    await this.#readers.readToEnd(this.#topic, (message, partition) => {
       const key = message.key?.toString('utf8');
       if (!key || isRerunKey(key)) return;
       if (message.value === null) entries.delete(key);
-      else entries.set(key, { key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
+      else entries.set(key, ledgerEntryOf({ topic: this.#topic, partition }, message, message.value, key));
     });
     return [...entries.values()];
   }
@@ -97,7 +98,7 @@ export class KafkaLedgerStore implements LedgerStore {
 
   async #run(
     consumer: Consumer,
-    changes: { recorded(entry: LedgerEntry): void; removed(key: string): void },
+    changes: { recorded(entry: LedgerEntry): void; removed(key: string): void; failed(error: Error): void },
   ): Promise<void> {
     // A transaction's markers (a `rerun start` writes its job in one) are offsets no message
     // is handed for: a partition ending with one counted as unread, and caughtUp() waited
@@ -106,13 +107,24 @@ export class KafkaLedgerStore implements LedgerStore {
       const next = BigInt(payload.lastOffset) + 1n;
       if (next > (this.#followed.get(payload.partition) ?? -1n)) this.#followed.set(payload.partition, next);
     });
+    let unreadable: Error | undefined;
     await consumer.run({
       autoCommit: false,
       eachMessage: async ({ message, partition }) => {
+        // Thrown here, kafkajs would restart the follower at the same record for ever: the
+        // follower has stopped for good, and says so once; it reads nothing further.
+        if (unreadable) return;
         const key = message.key?.toString('utf8');
         if (key && !isRerunKey(key) && message.headers?.[WRITER_HEADER]?.toString() !== this.#writer) {
           if (message.value === null) changes.removed(key);
-          else changes.recorded({ key, ...(JSON.parse(message.value.toString('utf8')) as LedgerEntry) });
+          else {
+            try {
+              changes.recorded(ledgerEntryOf({ topic: this.#topic, partition }, message, message.value, key));
+            } catch (error) {
+              changes.failed((unreadable = error as Error));
+              return;
+            }
+          }
         }
         this.#followed.set(partition, BigInt(message.offset) + 1n);
       },

@@ -14,6 +14,7 @@ import {
   type RerunPartitionProgress,
 } from '../rerun/rerun-job.ts';
 import { isFenced, KafkaError, notAuthorized, onTopics, onTransactionalId } from './errors.ts';
+import { stateRecordObject } from './state-record.ts';
 import { topicOffsets } from './topic-offsets.ts';
 import type { TopicReaders } from './topic-reader.ts';
 import { isTopicLost, TopicWatch } from './topic-watch.ts';
@@ -119,13 +120,23 @@ export class KafkaRerunJobStore implements RerunJobStore {
     this.#changed = changed;
     this.#readers.onStopped(consumer, this.#topic, failed);
     const fetched = this.#readers.firstFetch(consumer, this.#topic);
+    let unreadable: Error | undefined;
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
       await consumer.run({
         autoCommit: false,
         eachMessage: async ({ message, partition }) => {
-          const jobId = this.#apply(message, partition);
+          // Thrown here, kafkajs would restart the follower, which then passed over the record:
+          // the follower has stopped for good, and says so once; it reads nothing further.
+          if (unreadable) return;
+          let jobId: string | undefined;
+          try {
+            jobId = this.#apply(message, partition);
+          } catch (error) {
+            failed((unreadable = error as Error));
+            return;
+          }
           if (jobId !== undefined) changed(jobId);
         },
       });
@@ -375,7 +386,8 @@ export class KafkaRerunJobStore implements RerunJobStore {
     const key = message.key?.toString('utf8');
     if (key === undefined || !isRerunKey(key)) return undefined;
     if (message.value === null) return this.#remove(key);
-    const value = JSON.parse(message.value.toString('utf8')) as RerunJob | RerunPartitionProgress;
+    const value = stateRecordObject({ topic: this.#topic, partition }, message, message.value) as unknown as
+      RerunJob | RerunPartitionProgress;
     if ('jobId' in value && key === progressKey(value.jobId, value.partition)) {
       this.#setProgress(value);
       return value.jobId;

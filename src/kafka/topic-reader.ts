@@ -146,16 +146,24 @@ async function readTopicToEnd(
           reached(payload.partition, payload.lastOffset);
       });
       readers.onStopped(consumer, topic, reject);
+      let failed = false;
       const started = consumer.run({
         autoCommit: false,
         eachBatch: async ({ batch, resolveOffset }) => {
           const end = ends.get(batch.partition);
-          if (end === undefined) return;
+          if (end === undefined || failed) return;
           const start = from?.get(batch.partition) ?? 0n;
           for (const message of batch.messages) {
             if (BigInt(message.offset) >= end) break;
             if (BigInt(message.offset) < start) continue;
-            await onMessage(message, batch.partition);
+            try {
+              await onMessage(message, batch.partition);
+            } catch (error) {
+              // Thrown to kafkajs, the batch would be handed again for ever: the read fails.
+              failed = true;
+              reject(error as Error);
+              return;
+            }
             count += 1;
             resolveOffset(message.offset);
           }

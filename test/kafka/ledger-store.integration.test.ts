@@ -197,3 +197,74 @@ describe('KafkaLedgerStore beside rerun records', () => {
     }
   });
 });
+
+describe('a state topic record partner-enrich did not write', () => {
+  const kafka = kafkaClient();
+  const topic = uniqueName('state');
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    ({ cleanup } = await withTopics(kafka, [
+      { topic, numPartitions: 2, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] },
+    ]));
+    // Something else writes to the topic: after a ledger entry of partner-enrich's, a value
+    // that is not JSON under a ledger key, and a JSON value that is no rerun record under a
+    // rerun key.
+    const producer = kafka.producer();
+    await producer.connect();
+    try {
+      const entry = { submissionId: 'sub-1', bulkId: 'bulk-1', createdAt: 1, tasks: [] };
+      await producer.send({
+        topic,
+        messages: [
+          { partition: 0, key: 'sub-1/partners:0', value: JSON.stringify(entry) },
+          { partition: 0, key: 'sub-2/partners:0', value: 'written by hand' },
+          { partition: 1, key: 'rerun/nightly', value: '"paused"' },
+        ],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+  });
+  afterAll(async () => cleanup());
+
+  const unreadable = (partition: number, offset: string, key: string) =>
+    expect.objectContaining({ code: 'STATE_RECORD_UNREADABLE', details: { topic, partition, offset, key } });
+
+  it("regression: a value that is not JSON failed the ledger's start with the Kafka client's wrapping of a SyntaxError (no code, no record named); now STATE_RECORD_UNREADABLE names it", async () => {
+    await expect(new KafkaLedgerStore(new TopicReaders(kafka), topic).load()).rejects.toEqual(
+      unreadable(0, '1', 'sub-2/partners:0'),
+    );
+  });
+
+  it("regression: the ledger's follower stopped at such a record with the same uncoded error; now it stops with STATE_RECORD_UNREADABLE", async () => {
+    const failures: Error[] = [];
+    const stop = await new KafkaLedgerStore(new TopicReaders(kafka), topic).follow({
+      recorded: () => {},
+      removed: () => {},
+      failed: (error) => failures.push(error),
+    });
+    try {
+      await eventually(() => failures.length > 0, 30_000, 'the follower failed');
+      expect(failures).toEqual([unreadable(0, '1', 'sub-2/partners:0')]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('regression: the reruns at start failed without a code, and their follower passed over the record; now both name it', async () => {
+    const store = new KafkaRerunJobStore(new TopicReaders(kafka), topic);
+    await expect(store.load()).rejects.toEqual(unreadable(1, '0', 'rerun/nightly'));
+    const failures: Error[] = [];
+    const stop = await new KafkaRerunJobStore(new TopicReaders(kafka), topic).follow(
+      () => {},
+      (error) => failures.push(error),
+    );
+    try {
+      await eventually(() => failures.length > 0, 30_000, 'the follower failed');
+      expect(failures).toEqual([unreadable(1, '0', 'rerun/nightly')]);
+    } finally {
+      await stop();
+    }
+  });
+});
