@@ -27,6 +27,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { Config } from '../config/index.ts';
 import type { Logger } from './logger.ts';
+import { processSecrets } from './secret-redactor.ts';
 
 export interface TracingSdk {
   /** Exports the spans still queued, then stops exporting. */
@@ -36,7 +37,28 @@ export interface TracingSdk {
 /** `{endpoint}/v1/traces`, as OTEL_EXPORTER_OTLP_ENDPOINT is read by every OpenTelemetry SDK. */
 export const tracesUrl = (endpoint: string): string => `${endpoint.replace(/\/+$/, '')}/v1/traces`;
 
+/**
+ * The values of the exporter's headers from the environment (`key=value` pairs, comma
+ * separated, values URL-encoded): the collector's credentials. A collector or proxy that
+ * quotes them in a refusal put them in the `tracing: ...` warnings.
+ */
+export function otlpHeaderValues(env: NodeJS.ProcessEnv = process.env): string[] {
+  return [env.OTEL_EXPORTER_OTLP_HEADERS, env.OTEL_EXPORTER_OTLP_TRACES_HEADERS].flatMap((list) =>
+    (list ?? '').split(',').flatMap((pair) => {
+      const at = pair.indexOf('=');
+      const value = at < 0 ? '' : pair.slice(at + 1).trim();
+      if (value === '') return [];
+      try {
+        return [value, decodeURIComponent(value)];
+      } catch {
+        return [value];
+      }
+    }),
+  );
+}
+
 export function startTracingSdk(options: Config['tracing'], logger: Logger): TracingSdk {
+  for (const secret of otlpHeaderValues()) processSecrets.add(secret);
   // Export failures would otherwise go unseen: the SDK reports them only through diag.
   diag.setLogger(
     {
@@ -72,11 +94,15 @@ export function startTracingSdk(options: Config['tracing'], logger: Logger): Tra
   return {
     async shutdown() {
       undici.disable();
-      await provider.shutdown();
-      trace.disable();
-      propagation.disable();
-      context.disable();
-      diag.disable();
+      try {
+        await provider.shutdown();
+      } finally {
+        // Also when the last export was refused: a start after it (a test's) registers anew.
+        trace.disable();
+        propagation.disable();
+        context.disable();
+        diag.disable();
+      }
     },
   };
 }

@@ -1,7 +1,7 @@
 // The tracing helpers with the real OpenTelemetry SDK exporting over HTTP to a receiver in
 // this process. The whole pipeline with tracing is in tracing.integration.test.ts.
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PartnerEnrichError } from '../../src/errors.ts';
 import { createLogger } from '../../src/observability/index.ts';
 import {
@@ -15,6 +15,7 @@ import {
 import { tracesUrl } from '../../src/observability/tracing-sdk.ts';
 import type { OutputMessage } from '../../src/pipeline/outputs.ts';
 import type { InputRecord, RecordHeaders } from '../../src/pipeline/records.ts';
+import { capturedLogger } from '../support/captured-log.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.ts';
 
 const logger = createLogger({ level: 'silent' });
@@ -191,6 +192,54 @@ describe('tracing', () => {
       message: 'dead letter: DECODE_FAILED',
     });
     expect(headers).toMatchObject({ 'pe.error.code': 'DECODE_FAILED', traceparent: expect.any(String) });
+  });
+
+  it("regression: a collector refusing the last export (401) made the stop reject, and `run`'s SIGTERM exit 1; now the stop resolves with a warning", async () => {
+    const refusing = await startOtlpReceiver({ refuseWith: 401 });
+    const { logger: captured, lines } = capturedLogger('warn');
+    try {
+      const stop = await startTracing(
+        {
+          enabled: true,
+          serviceName: 'enrich',
+          endpoint: refusing.url,
+          protocol: 'http/json',
+          sampleRatio: 1,
+        },
+        captured,
+      );
+      await throughPipeline(inputRecord(`00-${hex(16)}-${hex(8)}-01`));
+      await expect(stop()).resolves.toBeUndefined();
+      expect(refusing.requests.length).toBeGreaterThan(0);
+      expect(lines().map((line) => line.msg)).toContain('tracing: last spans not exported');
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it("regression: the collector's credentials (OTEL_EXPORTER_OTLP_HEADERS) quoted in its refusal reached the log; now they are redacted", async () => {
+    const refusing = await startOtlpReceiver({ refuseWith: 401 });
+    const { logger: captured, text } = capturedLogger('warn');
+    vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'Authorization=Bearer%20otlp-token-4711,X-Tenant=eu');
+    try {
+      const stop = await startTracing(
+        {
+          enabled: true,
+          serviceName: 'enrich',
+          endpoint: refusing.url,
+          protocol: 'http/json',
+          sampleRatio: 1,
+        },
+        captured,
+      );
+      await throughPipeline(inputRecord(`00-${hex(16)}-${hex(8)}-01`));
+      await stop();
+      expect(text()).toContain('refused: ');
+      expect(text()).not.toContain('otlp-token-4711');
+    } finally {
+      vi.unstubAllEnvs();
+      await refusing.close();
+    }
   });
 
   it('writes no header and makes no span while it is not started', async () => {

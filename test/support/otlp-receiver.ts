@@ -85,7 +85,11 @@ function decode(body: Buffer): ReceivedSpan[] {
   });
 }
 
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+/**
+ * `refuseWith`: answer every export with this HTTP status (a collector refusing the
+ * credentials: 401), quoting the request's authorization header as some proxies do.
+ */
+export async function startOtlpReceiver({ refuseWith }: { refuseWith?: number } = {}): Promise<OtlpReceiver> {
   const requests: OtlpReceiver['requests'] = [];
   const spans: ReceivedSpan[] = [];
   const server = createServer((request, response) => {
@@ -95,6 +99,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       const body = Buffer.concat(chunks);
       const contentType = request.headers['content-type'] ?? '';
       requests.push({ path: request.url ?? '', contentType, body });
+      if (refuseWith !== undefined) {
+        response.writeHead(refuseWith).end(`refused: ${request.headers.authorization ?? ''}`);
+        return;
+      }
       if (contentType.startsWith('application/json')) spans.push(...decode(body));
       // An empty ExportTraceServiceResponse: everything was accepted.
       response.writeHead(200, { 'content-type': contentType || 'application/json' });
