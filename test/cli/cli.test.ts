@@ -413,6 +413,12 @@ describe('partner-enrich', { timeout: 60_000 }, () => {
     expect(stderr).toContain('error: --timeout applies only with --wait');
   });
 
+  it('regression: rerun status --timeout without --follow was ignored, exit 0 whatever the job', async () => {
+    const { code, stderr } = await runCli(['rerun', 'status', 'nightly', '--timeout', '5']);
+    expect(code).toBe(1);
+    expect(stderr).toContain('error: --timeout applies only with --follow');
+  });
+
   it('regression: demo started outside the repository did not find its default input', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'demo-'));
     const { code, stdout, stderr } = await runCli(['demo', '--no-progress', '--orgs', '2000'], {}, dir);

@@ -33,6 +33,10 @@ export function registerRerunStatus(rerun: Command): void {
     )
     .option('--json', 'print the job and its derived view as JSON')
     .action(async (id: string, flags: StatusFlags, command: Command) => {
+      // Taken for a follow's bound, it was ignored without --follow: a script waiting on the exit
+      // code got 0 for a job that had not run.
+      if (flags.timeout !== undefined && !flags.follow)
+        command.error('error: --timeout applies only with --follow');
       const config = commandConfig(command, {}, true);
       await withRerunContext(config, async (context) => {
         if (flags.follow) {
