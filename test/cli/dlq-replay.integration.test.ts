@@ -1,9 +1,10 @@
 // `dlq replay` as an operator runs it, against the test broker: which dead letters it
 // re-publishes when the input topic moved on since they failed, and when it runs again.
-import type { Kafka, KafkaMessage } from 'kafkajs';
+import { Partitioners, type Kafka, type KafkaMessage } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli } from '../support/cli.ts';
 import { createKafkaEnrichment } from '../../src/cli/enrichment.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { RunSummary } from '../../src/pipeline/run-summary.ts';
 import { startSandbox, type RunningSandbox } from '../../src/sandbox/index.ts';
 import {
@@ -27,6 +28,7 @@ async function send(
   key: string,
   value: Buffer | null,
   headers?: Record<string, string>,
+  partition?: number,
 ): Promise<Position> {
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   await producer.connect();
@@ -34,7 +36,9 @@ async function send(
     const [meta] = await producer.send({
       topic,
       acks: -1,
-      messages: [{ key, value, ...(headers ? { headers } : {}) }],
+      messages: [
+        { key, value, ...(headers ? { headers } : {}), ...(partition === undefined ? {} : { partition }) },
+      ],
     });
     return { partition: meta?.partition as number, offset: meta?.baseOffset as string };
   } finally {
@@ -109,6 +113,42 @@ describe('dlq replay against Kafka', () => {
     expect(third.code, third.stderr).toBe(0);
     copies = await replayedCopies();
     expect(copies.map((m) => m.key?.toString())).toEqual(['P-2', 'P-2']);
+  });
+
+  it("regression: a dead letter whose record another client's partitioner placed (not where this client's puts its key) was replayed to this client's partition, away from its partner's state, and again at every run; now its copy goes back to the record's partition, once", async () => {
+    const admin = kafka.admin();
+    await admin.connect();
+    const { topics: described } = await admin.fetchTopicMetadata({ topics: [topics.input] });
+    await admin.disconnect();
+    const inputPartitions = described[0]?.partitions.length as number;
+    const ours = Partitioners.DefaultPartitioner()({
+      topic: topics.input,
+      partitionMetadata: Array.from({ length: inputPartitions }, (_, partitionId) => ({
+        partitionId,
+        leader: 0,
+        partitionErrorCode: 0,
+        replicas: [0],
+        isr: [0],
+      })),
+      message: { key: 'P-9', value: null },
+    });
+    const theirs = (ours + 1) % inputPartitions;
+    const origin = await send(kafka, topics.input, 'P-9', Buffer.from('P-9 v1'), undefined, theirs);
+    await deadLetter('P-9', origin);
+    /** The partitions of P-9's replayed copies. */
+    const copiesOfP9 = async () => {
+      const partitions: number[] = [];
+      await new TopicReaders(kafka).readToEnd(topics.input, (m, partition) => {
+        if (m.key?.toString() === 'P-9' && m.headers?.['pe.replayed-from']) partitions.push(partition);
+      });
+      return partitions;
+    };
+
+    for (const run of [1, 2]) {
+      const replay = await runCli(['dlq', 'replay', '--partner', 'P-9'], env);
+      expect(replay.code, `run ${run}: ${replay.stderr}`).toBe(0);
+    }
+    expect(await copiesOfP9()).toEqual([theirs]);
   });
 
   it('regression: dlq replay took every dead letter with an empty key for one partner, leaving all but the newest out as superseded', async () => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import type { IHeaders, KafkaMessage } from 'kafkajs';
+import type { IHeaders, Kafka, KafkaMessage } from 'kafkajs';
 import { assertTopicsExist } from '../../kafka/topic-presence.ts';
 import { KafkaError } from '../../kafka/errors.ts';
 import { batchOfOneSize, recordSize, requestsWithin } from '../../kafka/record-size.ts';
@@ -71,6 +71,24 @@ function inputOrigin(
   return { partition, offset: BigInt(offset) };
 }
 
+/** The input partition a dead letter's record was read from, when the input has it still. */
+function originPartition(message: KafkaMessage, input: string, partitions: number): number | undefined {
+  const partition = Number(header(message, 'pe.origin.partition'));
+  if (header(message, 'pe.origin.topic') !== input || !Number.isInteger(partition)) return undefined;
+  return partition >= 0 && partition < partitions ? partition : undefined;
+}
+
+async function partitionCount(kafka: Kafka, topic: string): Promise<number> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+    return topics[0]?.partitions.length ?? 0;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** Where a dead letter is: the name its replayed copies carry in `pe.replayed-from`. */
 const letterPosition = (deadLetters: string, { message, partition }: Letter): string =>
   `${deadLetters}:${partition}:${message.offset}`;
@@ -127,9 +145,10 @@ function repeatedLetters(letters: Letter[], superseded: ReadonlySet<Letter>): Se
  * such a record would put the partner back to older content (or bring a deleted partner
  * back), and a replay run again would send its records twice. Input partition by partition,
  * from the oldest origin on: the input is keyed by partner, so a partner's records share
- * their partition. A dead letter without a partner's key on the input (no partner id, or read
- * from another topic) has no newer record to be known by: its own replayed copy, named by
- * `pe.replayed-from`, is looked for instead.
+ * their partition. Every dead letter's own replayed copy, named by `pe.replayed-from`, is
+ * looked for too: a dead letter without a partner's key on the input (no partner id, or read
+ * from another topic) has no newer record to be known by, and a copy can sit before its
+ * origin (the input topic made anew since the record failed, its offsets from 0 again).
  */
 export async function supersededLetters(
   readers: TopicReaders,
@@ -138,17 +157,14 @@ export async function supersededLetters(
 ): Promise<Set<Letter>> {
   const { input } = topics;
   const from = new Map<number, bigint>();
-  const unkeyed = new Map<string, Letter>();
   for (const letter of letters) {
     const origin = inputOrigin(letter.message, input);
-    if (!origin) {
-      unkeyed.set(letterPosition(topics.deadLetters, letter), letter);
-      continue;
-    }
+    if (!origin) continue;
     const start = from.get(origin.partition);
     if (start === undefined || origin.offset + 1n < start) from.set(origin.partition, origin.offset + 1n);
   }
-  const superseded = await replayedLetters(readers, input, unkeyed);
+  const byPosition = new Map(letters.map((letter) => [letterPosition(topics.deadLetters, letter), letter]));
+  const superseded = await replayedLetters(readers, input, byPosition);
   if (from.size === 0) return superseded;
   const newest = new Map<string, bigint>();
   const slot = (partition: number, key: Buffer) => `${partition}/${key.toString('base64')}`;
@@ -210,7 +226,7 @@ export function registerDlqReplay(program: Command): void {
   dlq
     .command('replay')
     .description(
-      're-publish dead letters (original key and bytes) to the input topic, e.g. after fixing the mapping or the data; ' +
+      're-publish dead letters (original key and bytes) to the input topic, into the partition each was read from, e.g. after fixing the mapping or the data; ' +
         'the dead-letter topic is left as it is; dead letters whose bytes were too large to keep (pe.value-dropped) are left out and counted, ' +
         'and so are those whose partner has a newer record on the input topic (a later version or tombstone, or an earlier replay), ' +
         'and all but one of the dead letters of one input record (a restart can write one twice); ' +
@@ -245,16 +261,22 @@ export function registerDlqReplay(program: Command): void {
       });
       const superseded = await supersededLetters(readers, config.topics, matching);
       const repeated = repeatedLetters(matching, superseded);
+      const inputPartitions = await partitionCount(kafka, config.topics.input);
       const copies = matching
         .filter((letter) => !superseded.has(letter) && !repeated.has(letter))
         .map((letter) => {
           const position = letterPosition(config.topics.deadLetters, letter);
           const { message: m } = letter;
           // The dead letter's own position (its origin is in its pe.origin.* headers).
+          // Back to the record's own partition, where its partner's state is kept: placed by this
+          // client's partitioner, a record its producer placed otherwise (librdkafka's, or by
+          // hand) went elsewhere, its partner announced Created again there.
+          const partition = originPartition(m, config.topics.input, inputPartitions);
           const copy = {
             key: m.key,
             value: m.value,
             headers: { ...originalHeaders(m), 'pe.replayed-from': position },
+            ...(partition === undefined ? {} : { partition }),
           };
           return { letter: m, position, copy, bytes: batchOfOneSize(recordSize(copy)) };
         });
