@@ -111,7 +111,10 @@ export class NdjsonSink implements OutputSink {
         const path = join(this.#dir, OUTPUT_FILES[output]);
         const tail = (this.#tails.get(output) ?? Promise.resolve()).then(async () => {
           try {
-            await (await file).write(`${lines.join('\n')}\n`);
+            // writeFile writes on until every byte is written: a write past a file size limit
+            // (or the disk's last blocks) writes part and reports no error, which write() took
+            // for the whole batch, and a run ending on it left a torn last line with exit 0.
+            await (await file).writeFile(`${lines.join('\n')}\n`);
           } catch (error) {
             // The system's refusal (ENOSPC, EIO...) with the file's name and the product's code:
             // bare, it ended the demo as an unexpected failure with a stack.
