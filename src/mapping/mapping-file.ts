@@ -60,6 +60,34 @@ interface NestedRule {
 }
 export type MappingRules = z.infer<typeof mappingSchema>;
 
+/**
+ * An integer of the input beyond 2^53, as written: `as: string` takes its digits, which the
+ * number JSON.parse makes of it rounds (9007199254740993 and ...992 were one partner, one
+ * looked up under the other's name). As JSON it is that number still.
+ */
+class ExactInteger {
+  readonly digits: string;
+  constructor(digits: string) {
+    this.digits = digits;
+  }
+  toJSON(): number {
+    return Number(this.digits);
+  }
+}
+
+type Reviver = (key: string, value: unknown, context: { source?: string }) => unknown;
+const keepExactIntegers: Reviver = (_key, value, context) =>
+  typeof value === 'number' && !Number.isSafeInteger(value) && /^-?\d+$/.test(context.source ?? '')
+    ? new ExactInteger(context.source as string)
+    : value;
+
+/** The input record; only text with 16 digits in a row can hold an integer beyond 2^53. */
+function parseInput(text: string): unknown {
+  return /\d{16}/.test(text)
+    ? (JSON.parse as (text: string, reviver: Reviver) => unknown)(text, keepExactIntegers)
+    : JSON.parse(text);
+}
+
 function read(value: unknown, at: string): unknown {
   let current = value;
   for (const step of at.slice(1).match(/\.[^.[]+|\[\d+\]/g) ?? []) {
@@ -76,6 +104,7 @@ function scalar(value: unknown, rule: ScalarRule): unknown {
   const found = read(value, rule.path);
   if (found === undefined || found === null) return null;
   if (rule.as === 'string') {
+    if (found instanceof ExactInteger) return found.digits;
     // String() of an object is "[object Object]" whatever it holds: every such record one partner.
     if (typeof found === 'object') {
       throw new MappingError(
@@ -92,7 +121,7 @@ function scalar(value: unknown, rule: ScalarRule): unknown {
     typeof found === 'string' ? rfc3339Millis(found) : Number.isSafeInteger(found) ? found : undefined;
   if (millis === undefined) {
     // Enough to recognise the shape; the whole record is in the dead letter.
-    const value = JSON.stringify(found).slice(0, 100);
+    const value = (found instanceof ExactInteger ? found.digits : JSON.stringify(found)).slice(0, 100);
     throw new MappingError(
       'MAPPING_RULE_FAILED',
       `${rule.path} is ${value}, not a timestamp: an RFC 3339 date-time with its offset ` +
@@ -136,14 +165,19 @@ export function applyMapping(rules: MappingRules, value: unknown): Record<string
 export function parseMappingRules(text: string, source: string): MappingRules {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Saved with a byte order mark (Notepad's UTF-8), it was "not JSON" over a mark nobody sees.
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new MappingError('MAPPING_FILE_INVALID', `${source}: not JSON (${(error as Error).message})`);
   }
   const parsed = mappingSchema.safeParse(json);
   if (!parsed.success) {
     const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`,
+      (issue) =>
+        `${issue.path.join('.') || '(root)'}: ${
+          // zod's word for a missing member of a union ("Invalid input") says nothing.
+          issue.input === undefined ? 'missing' : issue.message
+        }`,
     );
     throw new MappingError('MAPPING_FILE_INVALID', `${source}: ${problems.join('; ')}`, {
       details: { problems },
@@ -175,11 +209,23 @@ export async function loadMappingFile(
         checkUtf8(value);
         let input: unknown;
         try {
-          input = JSON.parse(value.toString('utf8'));
+          input = parseInput(value.toString('utf8'));
         } catch (error) {
           throw new MappingError('MAPPING_RULE_FAILED', `input is not JSON: ${(error as Error).message}`);
         }
-        return checked.decode(Buffer.from(JSON.stringify(applyMapping(rules, input))));
+        let mapped: string;
+        try {
+          mapped = JSON.stringify(applyMapping(rules, input));
+        } catch (error) {
+          // A value nested some thousands deep where a rule reads (JSON.parse takes any depth):
+          // the stack overflow failed the pipeline at this record, at every restart.
+          if (!(error instanceof RangeError)) throw error;
+          throw new MappingError(
+            'MAPPING_RULE_FAILED',
+            `a value the mapping reads is nested too deep to be taken (${error.message})`,
+          );
+        }
+        return checked.decode(Buffer.from(mapped));
       },
     },
   };

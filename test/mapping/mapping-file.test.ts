@@ -160,6 +160,38 @@ describe('mapping files', () => {
     expect((await decoder.decode(Buffer.from(JSON.stringify(input)))).partnerId).toBe('12345');
   });
 
+  it("regression: an integer id beyond 2^53 read `as: string` was rounded (9007199254740993 and ...992 one partner, one looked up under the other's name); now its digits as written", async () => {
+    const asString = { ...rules, fields: { ...rules.fields, partnerId: { path: '$.id', as: 'string' } } };
+    const { decoder } = await loadMappingFile(await mappingFile(asString));
+    const record = (id: string) =>
+      Buffer.from(`{"id": ${id}, "company": {"legalName": "Acme"}, "updatedAt": 5, "note": "${id}"}`);
+    expect((await decoder.decode(record('9007199254740993'))).partnerId).toBe('9007199254740993');
+    expect((await decoder.decode(record('9007199254740992'))).partnerId).toBe('9007199254740992');
+    expect((await decoder.decode(record('-12345678901234567890'))).partnerId).toBe('-12345678901234567890');
+  });
+
+  it('regression: a value nested 200,000 deep where a rule reads overflowed the stack and failed the pipeline at that record; now it is a dead letter (MAPPING_RULE_FAILED)', async () => {
+    const { decoder } = await loadMappingFile(await mappingFile(rules));
+    const deep = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    await expect(
+      decoder.decode(Buffer.from(`{"id": "C-9", "company": {"legalName": ${deep}}, "updatedAt": 5}`)),
+    ).rejects.toMatchObject({
+      code: 'MAPPING_RULE_FAILED',
+      message: expect.stringContaining('nested too deep'),
+    });
+  });
+
+  it('regression: a mapping file saved with a byte order mark was refused as not JSON', () => {
+    expect(parseMappingRules(`\uFEFF${JSON.stringify(rules)}`, 'm.json').fields.partnerId).toBe('$.id');
+  });
+
+  it('regression: a missing required rule was named "Invalid input"; now "missing"', () => {
+    const { sourceSystem: _unused, ...fields } = rules.fields;
+    expect(() => parseMappingRules(JSON.stringify({ version: 1, fields }), 'm.json')).toThrow(
+      'm.json: fields.sourceSystem: missing',
+    );
+  });
+
   it('give a record whose mapped fields have the wrong type a decode error with the path', async () => {
     const { decoder } = await loadMappingFile(await mappingFile(rules));
     await expect(
