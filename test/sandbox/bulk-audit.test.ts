@@ -52,6 +52,15 @@ describe('sandbox bulk audit (GET /admin/bulk-audit)', () => {
     ]);
   });
 
+  it("regression: of two tasks with one id, both showed the last one's status; now each its own", async () => {
+    await sandbox.raw('POST', '/admin/reset');
+    const matched = bulkTask('dup', knownPartner(sandbox.state, 1));
+    const invalid = { id: 'dup', businessPartner: { jsonRecord: {} } };
+    const bulk = await sandbox.client.createBulkLookup({ body: { tasks: [matched, invalid] } });
+    await waitForBulkLookup(sandbox.client, bulk.id ?? '', { initialDelayMs: 5 });
+    expect((await audit()).bulks[0]?.tasks.map((task) => task.status)).toEqual(['OK', 'INVALID_INPUT']);
+  });
+
   it('gives the same content key whatever the order of the jsonRecord members', () => {
     expect(contentKey({ a: 1, b: { c: 'x', d: [1, 2] } })).toBe(
       contentKey({ b: { d: [1, 2], c: 'x' }, a: 1 }),

@@ -110,6 +110,38 @@ describe('sandbox fault injection through the admin endpoint', () => {
     expect(await sandbox.stats()).toMatchObject({ bulkSubmissions: 1 });
   });
 
+  it("regression: a frozen sandbox went on running its bulks' tasks in the background (two reads of the audit differed); now nothing runs until thawed", async () => {
+    const slow = await startTestSandbox({ bulkTasksPerTurn: 1 });
+    try {
+      const tasks = Array.from({ length: 1_000 }, (_, i) =>
+        bulkTask(`t${i}`, knownPartner(slow.state, i % 50)),
+      );
+      const bulks = [];
+      for (let i = 0; i < 3; i++) bulks.push(await slow.client.createBulkLookup({ body: { tasks } }));
+      await slow.raw('PUT', '/admin/faults', { body: { frozen: true } });
+      const ran = async () => {
+        const { bulks: audited } = (await slow.raw('GET', '/admin/bulk-audit')).body as {
+          bulks: { tasks: { status?: string }[] }[];
+        };
+        return audited.flatMap((bulk) => bulk.tasks).filter((task) => task.status !== undefined).length;
+      };
+      const whenFrozen = await ran();
+      expect(whenFrozen).toBeLessThan(3_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await ran()).toBe(whenFrozen);
+      await slow.raw('PUT', '/admin/faults', { body: { frozen: false } });
+      await vi.waitFor(async () => expect(await ran()).toBe(3_000), { timeout: 30_000, interval: 50 });
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('regression: a latency over 2^31-1 ms (a hung service, simulated) was taken and came to about 1 ms; now refused', async () => {
+    const refused = await setFaults({ latencyMs: 3_000_000_000 });
+    expect(refused.status).toBe(400);
+    expect((await sandbox.raw('GET', '/admin/faults')).body).toMatchObject({ latencyMs: 0 });
+  });
+
   it('draws the same faults for the same seed: a reset replays the sequence', async () => {
     await sandbox.raw('POST', '/admin/reset');
     await setFaults({ errorRate: 0.5 });

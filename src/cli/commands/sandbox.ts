@@ -8,6 +8,7 @@ import {
   type SandboxMode,
 } from '../../sandbox/defaults.ts';
 import { share, wholeNumber } from '../option-parsers.ts';
+import { MAX_TIMER_MS } from '../../timer-limit.ts';
 
 interface SandboxFlags {
   port: number;
@@ -61,11 +62,16 @@ export function registerSandbox(program: Command): void {
         .choices(SANDBOX_MODES)
         .default('realistic'),
     )
-    .option('--latency-ms <ms>', 'latency added to every request', wholeNumber('--latency-ms', 0), 0)
+    .option(
+      '--latency-ms <ms>',
+      'latency added to every request',
+      wholeNumber('--latency-ms', 0, MAX_TIMER_MS),
+      0,
+    )
     .option(
       '--latency-jitter-ms <ms>',
       'up to this much more latency, drawn per request',
-      wholeNumber('--latency-jitter-ms', 0),
+      wholeNumber('--latency-jitter-ms', 0, MAX_TIMER_MS),
       0,
     )
     .option(

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SandboxHttpError } from '../errors.ts';
 import type { Faults } from '../state/faults.ts';
 import type { SandboxStats } from '../state/stats.ts';
+import { MAX_TIMER_MS } from '../../timer-limit.ts';
 
 /** Throws the injected error answer; after a reset the reply is hijacked (`reply.sent`) and must be left alone. */
 export async function applyRequestFaults(
@@ -18,7 +19,7 @@ export async function applyRequestFaults(
   reply: FastifyReply,
 ): Promise<void> {
   const latencyMs = faults.latencyMs();
-  if (latencyMs > 0) await delay(latencyMs);
+  if (latencyMs > 0) await delay(Math.min(latencyMs, MAX_TIMER_MS));
   const fault = faults.requestFault();
   if (fault?.kind === 'throttled') {
     stats.add('injectedThrottles');

@@ -25,12 +25,13 @@ export const contentKey = (jsonRecord: unknown): string =>
     .slice(0, 32);
 
 export function bulkAuditEntry(bulk: BulkLookupRecord): BulkAuditEntry {
-  const statuses = new Map(bulk.results.map((result) => [result.taskId, result.status?.code]));
   return {
     id: bulk.id,
     createdAt: bulk.createdAt,
-    tasks: bulk.tasks.map((task) => {
-      const status = statuses.get(task.id);
+    // A task's result is the one at its position (the runner works in task order): looked up by
+    // task id, two tasks of one id both showed the last one's status.
+    tasks: bulk.tasks.map((task, index) => {
+      const status = bulk.results[index]?.status?.code;
       return {
         taskId: task.id,
         contentKey: contentKey(task.businessPartner.jsonRecord),

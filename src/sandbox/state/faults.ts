@@ -3,10 +3,12 @@
 // source so a test that sets a 30 % error rate sees the same requests fail on every run.
 
 import { z } from 'zod';
+import { MAX_TIMER_MS } from '../../timer-limit.ts';
 import { Random } from '../dataset/random.ts';
 
 const share = z.number().min(0).max(1);
-const milliseconds = z.number().int().min(0);
+// Node's timers take at most 2^31-1 ms; a longer latency fired at once (1 ms, with a warning).
+const milliseconds = z.number().int().min(0).max(MAX_TIMER_MS);
 
 export const faultSettingsSchema = z.strictObject({
   /** Added to every API request before it is handled. */

@@ -85,6 +85,8 @@ export class SandboxState {
       clock,
       tasksPerTurn: options.bulkTasksPerTurn,
       outcomeOf: (task, parameters, timestamp) => this.#taskOutcomes.outcomeOf(task, parameters, timestamp),
+      frozen: () => this.faults.settings.frozen,
+      unfrozen: () => this.faults.unfrozen(),
     });
     this.#seed();
   }
