@@ -56,7 +56,9 @@ COPY schemas ./schemas
 COPY examples/partners.ndjson ./examples/
 # uid 1000 is the official image's `node` user. It owns only what it writes: the compile
 # cache and the outputs of `demo`; the application files stay root's.
-RUN mkdir -p /var/cache/partner-enrich/node out && chown -R 1000:1000 /var/cache/partner-enrich out
+RUN mkdir -p /var/cache/partner-enrich/node out && chown -R 1000:1000 /var/cache/partner-enrich out \
+    && ln -s /app/dist/bin/partner-enrich.js /usr/local/bin/partner-enrich
+# `partner-enrich <command>` on the PATH, for `kubectl exec` and `podman exec` (docs/OPERATIONS.md).
 USER 1000:1000
 RUN ./dist/bin/partner-enrich.js --help > /dev/null
 

@@ -212,6 +212,12 @@ describe('the container image', () => {
       expect(stdout).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
   });
 
+  it("regression: `partner-enrich` was not on the image's PATH, so OPERATIONS' `kubectl exec ... -- partner-enrich <command>` failed", async () => {
+    const { code, stdout, stderr } = await runImage(['--entrypoint', 'partner-enrich'], ['topics', '--help']);
+    expect(code, stderr).toBe(0);
+    expect(stdout).toMatch(/^Usage: partner-enrich topics/m);
+  });
+
   it('config check reads a mounted file and the environment, redacts the secret, refuses an invalid value', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'image-config-'));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));

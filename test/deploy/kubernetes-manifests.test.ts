@@ -91,7 +91,8 @@ describe.each(KUSTOMIZATIONS)('deploy/kubernetes/%s', (dir) => {
     expect(port?.containerPort).toBe(config.observability.metricsPort);
     expect(config.observability.metricsHost).toBe('0.0.0.0');
     expect(container?.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
-    expect(container?.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    // `run` serves /healthz from its first moments (docs/DEPLOYMENT.md): nothing for a startup probe to wait for.
+    expect(container?.startupProbe).toBeUndefined();
     expect(container?.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
     expect(container?.args).toEqual(['run']);
   });
@@ -132,7 +133,21 @@ describe.each(KUSTOMIZATIONS)('deploy/kubernetes/%s', (dir) => {
       'Deployment/partner-enrich, container run',
       'CronJob/partner-enrich-rerun, container rerun',
     ]);
-    for (const { env } of environments) expect(() => loadConfig({ env })).not.toThrow();
+    // The CronJob's `rerun start` loads it without the reference data service's credentials.
+    for (const { where, env } of environments)
+      expect(
+        () => loadConfig({ env, serviceCredentials: !where.startsWith('CronJob/') }),
+        where,
+      ).not.toThrow();
+  });
+
+  it("regression: the pods ran as uid 10001, and the image's compile cache (kept per user id, made as the image's user) went unused; now as the image's user", () => {
+    const imageUser = /^USER (\d+)/m.exec(
+      readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8'),
+    )?.[1];
+    expect(imageUser).toBeDefined();
+    for (const object of objects.filter((candidate) => podSpecOf(candidate) !== undefined))
+      expect(podSpecOf(object)?.securityContext?.runAsUser, object.kind).toBe(Number(imageUser));
   });
 
   it('selects the pipeline pods from the disruption budget, the metrics Service and its monitor', () => {

@@ -64,9 +64,15 @@ describe('deploy/kubernetes/base/rerun-cronjob.yaml', () => {
     expect(container?.args).toEqual(['rerun', 'start', '--if-idle', '--wait']);
   });
 
+  it('regression: the CronJob held the reference data API key, which `rerun start` never uses; now it sets no variable of its own', () => {
+    expect(container?.env).toBeUndefined();
+    // As `rerun start` loads it: without the reference data service's credentials.
+    const config = loadConfig({ env: configMap.data, serviceCredentials: false });
+    expect(config.refdata.apiKey).toBeUndefined();
+  });
+
   it('sets only variables the configuration reads, credentials from the Secret by reference', () => {
     const env = container?.env ?? [];
-    expect(env.length).toBeGreaterThan(0);
     for (const variable of env) {
       expect(ACCEPTED_ENV_VARS, variable.name).toContain(variable.name);
       expect(variable.value, `${variable.name} carries no value of its own`).toBeUndefined();
@@ -100,7 +106,7 @@ describe('deploy/kubernetes/base/partner-enrich-configmap.yaml', () => {
     }
   });
 
-  it('is a valid configuration together with the credential the CronJob takes from the Secret', () => {
+  it('is a valid configuration together with the credential the Deployment takes from the Secret', () => {
     const config = loadConfig({
       env: { ...configMap.data, PARTNER_ENRICH_REFDATA__API_KEY: 'from-the-secret' },
     });
