@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { cacheRoot } from './artifacts.ts';
 import { startKafkaBroker } from './kafka-broker.ts';
-import { createRunDir, reapStaleRuns, stopProcess } from './processes.ts';
+import { createRunDir, reapStaleRuns, stopProcess, stopStartedServices } from './processes.ts';
 import { startApicurioRegistry } from './schema-registry.ts';
 
 export interface Infrastructure {
@@ -78,19 +78,39 @@ export async function startInfrastructure(
   return startLocalJvm(options);
 }
 
+/**
+ * From now on, SIGINT, SIGTERM or SIGHUP stops what was started so far, then exits; call the
+ * function returned with the infrastructure once it is up, which is then stopped instead.
+ */
+export function stopOnSignal(): (infra: Infrastructure) => void {
+  let started: Infrastructure | undefined;
+  const shutdown = async () => {
+    await (started?.stop() ?? stopStartedServices());
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, shutdown);
+  return (infra) => {
+    started = infra;
+  };
+}
+
 if (import.meta.main) {
+  if (process.argv.length > 2) {
+    const help = ['--help', '-h'].includes(process.argv[2] ?? '');
+    (help ? console.log : console.error)(
+      'usage: npm run infra (node deploy/local/infra.ts): starts a Kafka broker per version of ' +
+        'PARTNER_ENRICH_KAFKA_VERSIONS and a schema registry, prints their addresses, stops them on Ctrl-C',
+    );
+    process.exit(help ? 0 : 2);
+  }
   const started = Date.now();
+  const startedUp = stopOnSignal();
   const infra = await startInfrastructure();
+  startedUp(infra);
   console.log(`# ${infra.mode} infrastructure ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   for (const broker of infra.brokers) console.log(`# Kafka ${broker.version}: ${broker.bootstrap}`);
   console.log(`KAFKA_BROKERS=${infra.brokers[0]?.bootstrap}`);
   console.log(`SCHEMA_REGISTRY_URL=${infra.schemaRegistryUrl}`);
   console.log('# Ctrl-C stops and removes everything');
-  const shutdown = async () => {
-    await infra.stop();
-    process.exit(0);
-  };
-  process.once('SIGINT', shutdown);
-  process.once('SIGTERM', shutdown);
   setInterval(() => {}, 1 << 30);
 }

@@ -2,7 +2,7 @@
 // the first: every run has its own folder under .cache/run holding its data and the
 // pids it started; a later start kills what a crashed run left behind.
 import { spawn } from 'node:child_process';
-import { openSync, closeSync, existsSync, readFileSync } from 'node:fs';
+import { openSync, closeSync, existsSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -103,6 +103,15 @@ const PIDS_FILE = 'pids.json';
 /** Marks a run folder whose files were asked for (the chaos suite's CHAOS_KEEP_LOGS=true). */
 const KEPT_FILE = 'KEPT';
 
+/** The process runs in `folder` (each service is started there), as Linux's /proc tells. */
+function worksIn(pid: number, folder: string): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`) === realpathSync(folder);
+  } catch {
+    return false;
+  }
+}
+
 /** Stops the services recorded in a run folder and in the folders inside it (a chaos run holds one per scenario). */
 async function stopRecordedServices(path: string): Promise<void> {
   const inside = (await readdir(path, { withFileTypes: true }))
@@ -112,7 +121,9 @@ async function stopRecordedServices(path: string): Promise<void> {
     const pidsFile = join(folder, PIDS_FILE);
     try {
       const pids = JSON.parse(await readFile(pidsFile, 'utf8')) as number[];
-      await Promise.all(pids.map((pid) => stopProcess(pid, 5_000)));
+      // A pid recorded here may belong to another process by now (a reboot, the pids wrapped
+      // round): only one still working in this folder is ours, and its group is stopped.
+      await Promise.all(pids.filter((pid) => worksIn(pid, folder)).map((pid) => stopProcess(pid, 5_000)));
     } catch {
       // no pid file: nothing was started
     }
@@ -147,6 +158,18 @@ export async function keepRunDir(run: RunDir): Promise<void> {
   await writeFile(join(run.path, KEPT_FILE), '');
 }
 
+/** Every service this process started and has not seen exit: stopStartedServices() stops them. */
+const startedHere = new Set<number>();
+
+/**
+ * Stops every service this process started, for a signal that comes while services are still
+ * starting: each is a detached process group, out of reach of the terminal's Ctrl-C, and they
+ * ran on (JVMs of a gigabyte or more) until a later start reaped them.
+ */
+export async function stopStartedServices(): Promise<void> {
+  await Promise.all([...startedHere].map((pid) => stopProcess(pid)));
+}
+
 /** Starts a detached process group whose output goes to a log file in the run folder. */
 export async function startService(
   run: RunDir,
@@ -159,9 +182,14 @@ export async function startService(
   const child = spawn(command, args, { cwd: run.path, detached: true, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   let exited = false;
-  child.once('exit', () => (exited = true));
   child.unref();
   if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
+  const { pid } = child;
+  startedHere.add(pid);
+  child.once('exit', () => {
+    exited = true;
+    startedHere.delete(pid);
+  });
   run.pids.push(child.pid);
   await writeFile(join(run.path, PIDS_FILE), JSON.stringify(run.pids));
   return { pid: child.pid, logFile, exited: () => exited };

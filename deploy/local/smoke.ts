@@ -6,13 +6,18 @@ import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { Kafka, logLevel } from 'kafkajs';
 import { createTopicsWithLeaders } from '../../src/kafka/topics.ts';
 import { pipelineSchema } from '../../src/serde/schemas.ts';
-import { defaultInfrastructureOptions, startInfrastructure } from './infra.ts';
+import { defaultInfrastructureOptions, startInfrastructure, stopOnSignal } from './infra.ts';
 
 const COUNT = 1_000;
+/** The records come back within seconds; a hang ends as a failure, not a wait for Ctrl-C. */
+const CONSUME_TIMEOUT_MS = 60_000;
 const started = Date.now();
 const defaults = defaultInfrastructureOptions();
+// Ctrl-C while the services start stopped node alone: the JVMs ran on.
+const startedUp = stopOnSignal();
 // One broker is enough here: the version matrix is the tests' business.
 const infra = await startInfrastructure({ ...defaults, kafkaVersions: defaults.kafkaVersions.slice(0, 1) });
+startedUp(infra);
 try {
   const [broker] = infra.brokers;
   if (!broker) throw new Error('no broker started');
@@ -52,7 +57,11 @@ try {
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   let received = 0;
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
+    setTimeout(
+      () => reject(new Error(`${received} of ${COUNT} records back after ${CONSUME_TIMEOUT_MS / 1000} s`)),
+      CONSUME_TIMEOUT_MS,
+    ).unref();
     void consumer.run({
       eachMessage: async ({ message }) => {
         if (message.value && (await registry.decode(message.value)).partnerId) received += 1;
