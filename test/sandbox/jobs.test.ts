@@ -74,6 +74,25 @@ describe('sandbox EXTD lookup jobs', () => {
 });
 
 describe('sandbox event store initializer jobs', () => {
+  it('regression: a startAfter that is no partner of the storage started over from its first partner; now the partners after it in id order', async () => {
+    const { client, clock } = sandbox;
+    const past = await client.createEventStoreInitializerJob({
+      body: { storageId: STORAGE, startAfter: 'BP-999999' },
+    });
+    const between = await client.createEventStoreInitializerJob({
+      body: { storageId: STORAGE, startAfter: 'BP-000010a', limit: 50 },
+    });
+    clock.advance(10_000);
+    expect(await client.getEventStoreInitializerJob({ path: { jobId: past.id ?? '' } })).toMatchObject({
+      status: 'FINISHED',
+      message: '0 BusinessPartnerCreated events created',
+    });
+    expect(await client.getEventStoreInitializerJob({ path: { jobId: between.id ?? '' } })).toMatchObject({
+      status: 'FINISHED',
+      message: '50 BusinessPartnerCreated events created',
+    });
+  });
+
   it('runs over the storage partners after startAfter, at most limit, and records the user', async () => {
     const { client, clock } = sandbox;
     const job = await client.createEventStoreInitializerJob({

@@ -26,10 +26,11 @@ export function registerEventStoreJobRoutes(
     const request = withDefaults(body, documentDefaults('createEventStoreInitializerJob').body);
     const storage = request.storageId === undefined ? undefined : state.storages.get(request.storageId);
     let partners = storage?.partners ?? [];
-    if (request.startAfter !== undefined) {
-      const after = partners.findIndex((partner) => partner.businessPartnerId === request.startAfter);
-      partners = partners.slice(after + 1);
-    }
+    // After it in partner id order, as a cursor is read whether its partner is there or not: an
+    // id not in the storage started over from its first partner, every event made again.
+    const { startAfter } = request;
+    if (startAfter !== undefined)
+      partners = partners.filter((partner) => partner.businessPartnerId > startAfter);
     if (request.limit !== undefined) partners = partners.slice(0, Math.max(0, request.limit));
     const dies = storage !== undefined && state.faults.jobDies();
     const createdAt = now();
