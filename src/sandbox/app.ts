@@ -6,7 +6,7 @@
 
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Authentication } from './http/authentication.ts';
-import { replyNotFound, replyWithError } from './http/error-reply.ts';
+import { replyNotFound, replyUnreadablePath, replyWithError } from './http/error-reply.ts';
 import { applyRequestFaults } from './http/fault-injection.ts';
 import { validateRequest } from './http/request-validation.ts';
 import { validateResponse } from './http/response-validation.ts';
@@ -40,7 +40,16 @@ export function buildSandboxApp(sandboxOptions: SandboxOptions = {}): SandboxApp
   const options = resolveSandboxOptions(sandboxOptions);
   const state = new SandboxState(options);
   const authentication = new Authentication(options, state.tokens, state.faults);
-  const app = Fastify({ logger: options.logger, bodyLimit: options.bodyLimitBytes });
+  const app = Fastify({
+    logger: options.logger,
+    bodyLimit: options.bodyLimitBytes,
+    // Fastify's router answered a path parameter over 100 characters (a long storage id) and a
+    // path that is not valid percent-encoding by itself: 414 and 400 bodies of its own, without
+    // the ErrorBody's code and request id, before authentication. A long id is now the route's
+    // to answer (an unknown one: 404).
+    routerOptions: { maxParamLength: 10_000 },
+    frameworkErrors: replyUnreadablePath,
+  });
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',

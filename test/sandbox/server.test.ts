@@ -38,6 +38,21 @@ describe('sandbox server', () => {
     expect(broken.body).toMatchObject({ code: 'INVALID_REQUEST', field: 'body' });
   });
 
+  it("regression: a path that is not valid percent-encoding, and a path id over 100 characters, were answered by the router's own bodies (no ErrorBody code, no request id, no authentication); now as every other request", async () => {
+    const unreadable = await sandbox.raw('GET', '/v4/businesspartners/lookup/bulks/%E0%A4%A');
+    expect(unreadable.status).toBe(400);
+    expect(unreadable.body).toMatchObject({
+      code: 'INVALID_REQUEST',
+      field: 'path',
+      requestId: expect.any(String),
+    });
+    const longId = `/v4/businesspartners/lookup/bulks/${'x'.repeat(101)}`;
+    expect((await sandbox.raw('GET', longId, { anonymous: true })).status).toBe(401);
+    const unknown = await sandbox.raw('GET', longId);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ requestId: expect.any(String) });
+  });
+
   it('lists every broken member in the message and names the first', async () => {
     const response = await sandbox.raw('POST', '/v4/businesspartners/lookup', {
       body: { limit: -1, maxCandidates: 500 },

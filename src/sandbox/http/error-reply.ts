@@ -39,3 +39,16 @@ export async function replyNotFound(request: FastifyRequest, reply: FastifyReply
   void reply.code(404);
   return { code: 'NOT_FOUND', message: `no route ${request.method} ${request.url}`, requestId: request.id };
 }
+
+/** Fastify's router could not read the path (not valid percent-encoding): its own body lacked ours. */
+export function replyUnreadablePath(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const refused = new SandboxHttpError(
+    400,
+    'INVALID_REQUEST',
+    `the request's path cannot be read: ${error.message}`,
+    {
+      field: 'path',
+    },
+  );
+  void reply.code(400).send(errorBodyOf(refused, request.id));
+}
