@@ -147,10 +147,8 @@ function mapped(record: PartnerRecord): JsonRecord {
     throw new MappingError('MAPPING_MISSING_PARTNER_ID', 'partnerId is empty');
   }
   checkLength(record.partnerId, 'partnerId');
-  checkCount('names', record.names);
-  checkCount('addresses', record.addresses);
-  checkCount('identifiers', record.identifiers);
-  checkCount('taxNumbers', record.taxNumbers);
+  // Lists are counted as sent: blank and placeholder items are left out, and of the names only
+  // the first goes; 21 names, or 21 addresses mostly blank, dead-lettered a record fit to look up.
   // The task carries the first name only: the others (trade names, former names) are not
   // held to its limits, or a long trade name dead-lettered a record fit to look up.
   const legalNameIndex = record.names.findIndex(present);
@@ -180,6 +178,8 @@ function mapped(record: PartnerRecord): JsonRecord {
     taxNumber.taxNumber = checkLength(tax.value, 'taxNumbers', i, 'value');
     taxNumbers.push(taxNumber);
   }
+  checkCount('identifiers', identifications);
+  checkCount('taxNumbers', taxNumbers);
   if (legalName === undefined && identifications.length === 0 && taxNumbers.length === 0) {
     throw new MappingError('MAPPING_NO_NAME_OR_IDENTIFIER', 'no name, identifier or tax number to look up');
   }
@@ -189,7 +189,10 @@ function mapped(record: PartnerRecord): JsonRecord {
     const postal = postalAddress(record.addresses[i] as PartnerRecord['addresses'][number], i);
     if (Object.keys(postal).length > 0) addressData.push({ organizationPostalAddress: postal });
   }
-  const legalForm = present(record.legalForm) ? checkLength(record.legalForm, 'legalForm') : null;
+  checkCount('addresses', addressData);
+  // Sent only appended to a name: without one, however long, it is no reason to refuse the record.
+  const legalForm =
+    present(record.legalForm) && legalName !== undefined ? checkLength(record.legalForm, 'legalForm') : null;
   const formattedOrgName = legalName === undefined ? undefined : formattedName(legalName, legalForm);
   if (formattedOrgName !== undefined && formattedOrgName.length > TASK_LIMITS.maxFieldLength) {
     const path = pathOf('names', legalNameIndex);

@@ -113,13 +113,52 @@ describe('toJsonRecord', () => {
       'MAPPING_FIELD_TOO_LONG',
     ],
     [
-      'too many names',
-      partner({ names: Array(TASK_LIMITS.maxItems + 1).fill('n') }),
+      'too many addresses sent',
+      partner({ addresses: Array(TASK_LIMITS.maxItems + 1).fill(ADDRESS) }),
       'MAPPING_TOO_MANY_ITEMS',
     ],
   ])('rejects %s', (_what, record, code) => {
     expect(mappingError(record).code).toBe(code);
   });
+
+  it.each([
+    ['21 names (only the first is sent)', partner({ names: Array(TASK_LIMITS.maxItems + 1).fill('n') })],
+    [
+      '21 addresses, 20 of them blank (left out)',
+      partner({
+        addresses: [
+          ADDRESS,
+          ...Array(TASK_LIMITS.maxItems).fill({
+            ...ADDRESS,
+            street: ' ',
+            houseNumber: null,
+            postCode: null,
+            town: null,
+            region: null,
+            country: null,
+          }),
+        ],
+      }),
+    ],
+    [
+      '21 identifiers, 20 of them placeholders (left out)',
+      partner({
+        identifiers: [
+          { type: 'LEI', value: 'X1', country: null },
+          ...Array(TASK_LIMITS.maxItems).fill({ type: 'LEI', value: '-', country: null }),
+        ],
+      }),
+    ],
+    [
+      'a 300-character legal form without a name (not sent)',
+      partner({ names: [], legalForm: 'L'.repeat(300) }),
+    ],
+  ])(
+    'regression: %s was refused by a limit on values the task does not carry; now looked up',
+    (_what, record) => {
+      expect(() => toJsonRecord(record)).not.toThrow();
+    },
+  );
 
   it('names the field and the limit of an oversize value', () => {
     const error = mappingError(partner({ legalForm: 'y'.repeat(300) }));
