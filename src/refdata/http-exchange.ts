@@ -25,10 +25,35 @@ export interface ExchangeResult {
   body: Buffer;
 }
 
-/** Sends one request; throws RefDataTransportError when no complete answer arrives. */
+/**
+ * The most of a body read: far above any answer of the service (a result page of 500 tasks is
+ * about 1 MB). Unbounded, a faulty hop streaming within the time-out filled the heap.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 2 ** 20;
+
+/** The body's bytes, or undefined once they pass `max` (the rest is not read). */
+async function bodyWithin(body: Dispatcher.ResponseData['body'], max: number): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, length);
+}
+
+/**
+ * Sends one request; throws RefDataTransportError when no complete answer arrives, and
+ * REFDATA_INVALID_RESPONSE (not retried) for a body over MAX_RESPONSE_BYTES.
+ */
 export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
   const timeout = AbortSignal.timeout(attempt.timeoutMs);
   const signal = attempt.signal ? AbortSignal.any([attempt.signal, timeout]) : timeout;
+  let tooLarge: number;
   try {
     const response = await request(attempt.url, {
       method: attempt.method as Dispatcher.HttpMethod,
@@ -37,12 +62,15 @@ export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
       signal,
       ...(attempt.dispatcher ? { dispatcher: attempt.dispatcher } : {}),
     });
-    const bytes = await response.body.bytes();
-    // A UTF-8 byte order mark is no part of the JSON: decoding as text (the Fetch standard's
-    // text()) drops it, and so does this for the readers of bytes.
-    const mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-    const body = Buffer.from(bytes.buffer, bytes.byteOffset + mark, bytes.byteLength - mark);
-    return { status: response.statusCode, headers: response.headers, body };
+    const bytes = await bodyWithin(response.body, MAX_RESPONSE_BYTES);
+    if (bytes === undefined) {
+      tooLarge = response.statusCode;
+    } else {
+      // A UTF-8 byte order mark is no part of the JSON: decoding as text (the Fetch standard's
+      // text()) drops it, and so does this for the readers of bytes.
+      const mark = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+      return { status: response.statusCode, headers: response.headers, body: bytes.subarray(mark) };
+    }
   } catch (cause) {
     if (attempt.signal?.aborted) {
       throw new RefDataTransportError('REFDATA_ABORTED', attempt.operation, 'aborted by the caller', {
@@ -72,6 +100,15 @@ export async function exchange(attempt: Exchange): Promise<ExchangeResult> {
       ...(systemCode ? { systemCode } : {}),
     });
   }
+  throw new RefDataHttpError(
+    'REFDATA_INVALID_RESPONSE',
+    {
+      operation: attempt.operation,
+      status: tooLarge,
+      serviceMessage: `response body over ${MAX_RESPONSE_BYTES} bytes, not read further`,
+    },
+    false,
+  );
 }
 
 /** undici wraps socket errors; the system code may sit on the error or on its cause. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readBulkPage } from '../../src/bulk/bulk-page-reader.ts';
+import { MAX_RESPONSE_BYTES } from '../../src/refdata/http-exchange.ts';
 import { clientFor, rejectionOf } from './support/client-fixtures.ts';
 import { startTestServer, type TestServer } from './support/refdata-test-server.ts';
 
@@ -45,6 +46,15 @@ describe('a bulk read whose body is read as it is parsed (readBulkLookup)', () =
     const client = clientFor(server.url, 'apiKey');
     const error = await rejectionOf(client.readBulkLookup(readBulkPage, { path: { id: 'bulk-1' } }));
     expect(error).toMatchObject({ code: 'REFDATA_INVALID_RESPONSE', canRetry: false });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('regression: a body of any size was read whole (a faulty hop streaming within the time-out filled the heap); past MAX_RESPONSE_BYTES it is REFDATA_INVALID_RESPONSE, not retried', async () => {
+    server = await startTestServer(() => ({ raw: `{"padding": "${' '.repeat(MAX_RESPONSE_BYTES)}"}` }));
+    const client = clientFor(server.url, 'apiKey');
+    const error = await rejectionOf(client.readBulkLookup(readBulkPage, { path: { id: 'bulk-1' } }));
+    expect(error).toMatchObject({ code: 'REFDATA_INVALID_RESPONSE', canRetry: false });
+    expect(error.message).toContain(`response body over ${MAX_RESPONSE_BYTES} bytes`);
     expect(server.requests).toHaveLength(1);
   });
 });
