@@ -44,7 +44,7 @@ async function throughPipeline(record: InputRecord): Promise<RecordHeaders | und
       (granted) => ({ 'partner_enrich.quota.granted': granted }),
     );
     await traced('bulk submit', { 'partner_enrich.bulk.tasks': 1 }, async () => 'bulk-1');
-    const unavailable = new PartnerEnrichError('REFDATA_UNAVAILABLE', 'service unavailable', {
+    const unavailable = new PartnerEnrichError('REFDATA_SERVER_ERROR', 'service unavailable', {
       canRetry: true,
     });
     await expect(
@@ -123,7 +123,7 @@ describe('tracing', () => {
     expect(only(spans, 'quota check').attributes).toMatchObject({ 'partner_enrich.quota.granted': 1 });
     const poll = only(spans, 'bulk poll');
     expect(poll.status).toMatchObject({ code: 2, message: 'service unavailable' });
-    expect(poll.attributes).toMatchObject({ 'error.type': 'REFDATA_UNAVAILABLE' });
+    expect(poll.attributes).toMatchObject({ 'error.type': 'REFDATA_SERVER_ERROR' });
     expect(consume.resource).toMatchObject({ 'service.name': 'enrich-eu' });
   });
 
