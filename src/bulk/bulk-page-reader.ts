@@ -15,7 +15,7 @@ const detailsText = (status: Status | null | undefined): string | undefined =>
 /** Business partner members' inner fields are not shown in the spec; names[].value is the v3 shape. */
 function firstName(names: unknown): string | undefined {
   const value = Array.isArray(names) ? (names[0] as { value?: unknown } | null)?.value : undefined;
-  return typeof value === 'string' ? value : undefined;
+  return typeof value === 'string' ? value.toWellFormed() : undefined;
 }
 
 function readCandidate(cursor: JsonCursor): BulkCandidate {

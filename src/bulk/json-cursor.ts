@@ -341,7 +341,9 @@ export class JsonCursor {
   /** The string starting at `start`, decoded as JSON.parse decodes it; the cursor moves past it. */
   #decoded(start: number): string {
     this.#at = this.#stringEnd(start);
-    return JSON.parse(this.#bytes.toString('utf8', start, this.#at)) as string;
+    // An escaped lone surrogate (`\ud800`) is no text: avsc wrote it into the outputs as bytes
+    // that are not UTF-8 (for strings up to 64 bytes), read back as three U+FFFD.
+    return (JSON.parse(this.#bytes.toString('utf8', start, this.#at)) as string).toWellFormed();
   }
 
   /** Where the string starting at `start` ends, its closing quote included. */

@@ -123,6 +123,15 @@ describe('readBulkPage', () => {
     expect(scored('null')).toBe(0);
   });
 
+  it("regression: an escaped lone surrogate in a candidate's svcId or name was kept, and the outputs' Avro encoding wrote it as bytes that are not UTF-8; now U+FFFD", () => {
+    const text =
+      '{"id":"b","status":{"code":"FINISHED"},"progress":100,"results":[{"taskId":"t","values":' +
+      '[{"svcId":"X:\\ud800","score":0.9,"businessPartner":{"names":[{"value":"Caf\\udc00"}]}}]}]}';
+    const [candidate] = readBulkPage(Buffer.from(text)).results[0]?.candidates ?? [];
+    expect(candidate).toMatchObject({ svcId: 'X:\uFFFD', name: 'Caf\uFFFD' });
+    expect(candidate?.svcId.isWellFormed()).toBe(true);
+  });
+
   it('regression: a member given twice counts as JSON.parse counts it, the last one (results and candidates were merged)', () => {
     const text =
       '{"id":"b","status":{"code":"FINISHED"},"progress":100,' +
