@@ -20,7 +20,7 @@ import type { OutputSink } from '../pipeline/ports.ts';
 import { withTraceHeaders } from '../observability/tracing.ts';
 import type { TopicEncoder } from './avro-encoder.ts';
 import { notAuthorized, onTopics, refusedAsTooLarge, SinkError } from './errors.ts';
-import { compressionType, type OutputCompression } from './output-compression.ts';
+import { compressedLimit, compressionType, type OutputCompression } from './output-compression.ts';
 import { batchOfOneSize, RECORD_BATCH_OVERHEAD, recordSize } from './record-size.ts';
 import { topicLimits } from './topic-limits.ts';
 import { isTopicLost, TopicWatch, WATCH_EVERY_MS } from './topic-watch.ts';
@@ -106,7 +106,8 @@ export class KafkaSink implements OutputSink {
   }
 
   #setLimits(limits: Map<string, number>): void {
-    this.#limits = limits;
+    const compression = this.#options.compression ?? 'none';
+    this.#limits = new Map([...limits].map(([topic, limit]) => [topic, compressedLimit(limit, compression)]));
     this.#smallestLimit = Math.min(...limits.values());
   }
 
@@ -196,7 +197,10 @@ export class KafkaSink implements OutputSink {
     return this.#smallestLimit;
   }
 
-  /** The topic's record batch limit (max.message.bytes) as last read, known once connected. */
+  /**
+   * The topic's record batch limit (max.message.bytes) as last read, less the codec's margin
+   * (compressedLimit); known once connected.
+   */
   limit(topic: string): number {
     const limit = this.#limits.get(topic);
     if (limit === undefined) throw new Error('KafkaSink.send() before connect()');

@@ -13,3 +13,14 @@ const ATTRIBUTE: Record<OutputCompression, number> = { none: 0, gzip: 1, snappy:
 /** What kafkajs's send takes for a codec's name. */
 export const compressionType = (name: OutputCompression): CompressionTypes =>
   ATTRIBUTE[name] as CompressionTypes;
+
+/**
+ * The part of a topic's max.message.bytes a batch's records may take before `name` compresses
+ * them. A codec makes data that does not compress (random bytes in a dead letter) larger:
+ * measured on random records, gzip and Snappy add 0.031 % and about 25 bytes, LZ4 and ZSTD
+ * less. A batch cut by its uncompressed size to the limit was then refused by the broker,
+ * fatal, at every restart. The margin is three times that rate and 64 bytes.
+ */
+export function compressedLimit(limit: number, name: OutputCompression): number {
+  return name === 'none' ? limit : limit - Math.ceil(limit / 1_000) - 64;
+}

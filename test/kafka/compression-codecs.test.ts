@@ -8,6 +8,8 @@ import {
   snappyCodec,
   zstdCodec,
 } from '../../src/kafka/compression-codecs.ts';
+import { compressedLimit, compressionType } from '../../src/kafka/output-compression.ts';
+import { RECORD_BATCH_OVERHEAD } from '../../src/kafka/record-size.ts';
 
 /** `bytes` of records as a batch holds them: repetitive text, with some noise. */
 function records(bytes: number): Buffer {
@@ -71,5 +73,32 @@ describe('compression codecs (the real native and node:zlib implementations)', (
     expect(CompressionCodecs[CompressionTypes.Snappy]()).toBe(snappyCodec);
     expect(CompressionCodecs[CompressionTypes.LZ4]()).toBe(lz4Codec);
     expect(CompressionCodecs[CompressionTypes.ZSTD]()).toBe(zstdCodec);
+  });
+});
+
+describe('compressedLimit', () => {
+  it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)(
+    'regression: %s made records that do not compress larger, so a batch cut by its uncompressed size to max.message.bytes was refused by the broker (fatal, at every restart); cut to compressedLimit it fits',
+    async (name) => {
+      installCompressionCodecs();
+      const codec = (
+        kafkajs.CompressionCodecs as unknown as Record<
+          number,
+          () => { compress(e: { buffer: Buffer }): Promise<Buffer> }
+        >
+      )[compressionType(name)];
+      for (const limit of [1_000, 65_536, 1_048_588, 8_388_608]) {
+        const recordsBytes = randomBytes(compressedLimit(limit, name) - RECORD_BATCH_OVERHEAD);
+        const compressed = await codec?.().compress({ buffer: recordsBytes });
+        expect(
+          RECORD_BATCH_OVERHEAD + (compressed?.length ?? Infinity),
+          `${name} at ${limit}`,
+        ).toBeLessThanOrEqual(limit);
+      }
+    },
+  );
+
+  it('leaves the limit as it is without a codec', () => {
+    expect(compressedLimit(1_048_588, 'none')).toBe(1_048_588);
   });
 });

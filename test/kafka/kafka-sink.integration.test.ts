@@ -1,12 +1,14 @@
 // The Kafka sink against the real broker, on output topics that accept at most 64 KiB per
 // record batch (max.message.bytes): batches are split under the limit, a message that can
 // never fit fails alone, and each key's order survives the split.
+import { randomBytes } from 'node:crypto';
 import { Kafka, logLevel, type AdminConfig, type KafkaMessage } from 'kafkajs';
 import { freePort } from '../../deploy/local/processes.ts';
 import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BulkTaskResult } from '../../src/bulk/bulk-api.ts';
 import { registerTopicEncoder } from '../../src/kafka/avro-encoder.ts';
 import { installCompressionCodecs } from '../../src/kafka/compression-codecs.ts';
+import { compressedLimit } from '../../src/kafka/output-compression.ts';
 import { KafkaSink, type KafkaSinkOptions } from '../../src/kafka/kafka-sink.ts';
 import {
   matchedOutputs,
@@ -370,6 +372,28 @@ describe('Kafka sink on topics with a 64 KiB max.message.bytes', () => {
 
 describe('Kafka sink with kafka.compression', () => {
   beforeAll(installCompressionCodecs);
+
+  it("regression: a dead letter of bytes that do not compress, just under its topic's limit, passed the sink's check and gzip made its batch larger: the broker refused it (OUTPUT_REFUSED_AS_TOO_LARGE, fatal, at every restart); now the check keeps the codec's margin", async () => {
+    const out = await outputs();
+    const plain = await out.sink();
+    const gzip = await out.sink({ compression: 'gzip' });
+    const noise = (bytes: number): OutputMessage => ({
+      ...deadLetter('P-1', 'noise', 16),
+      value: Buffer.concat([Buffer.from('noise|'), randomBytes(bytes - 6)]),
+    });
+    // The largest dead letter the check takes uncompressed: the most a batch of one may hold.
+    let [taken, refused] = [LIMIT - 1_000, LIMIT];
+    while (refused - taken > 1) {
+      const middle = Math.floor((taken + refused) / 2);
+      if (fits(plain, noise(middle))) taken = middle;
+      else refused = middle;
+    }
+    // Before: the check took it, and the broker refused the batch (OUTPUT_REFUSED_AS_TOO_LARGE, fatal).
+    await expect(gzip.send([noise(taken)])).rejects.toMatchObject({ code: 'OUTPUT_TOO_LARGE' });
+    const margin = LIMIT - compressedLimit(LIMIT, 'gzip');
+    await gzip.send([noise(taken - margin)]);
+    expect((await readAll(out.kafka, out.topics.deadLetters)).map(label)).toContain('noise');
+  });
 
   it.each(['gzip', 'snappy', 'lz4', 'zstd'] as const)(
     "writes %s-compressed record batches, which the broker keeps as they are, or decodes with Java's codecs to recompress for a topic of another compression.type: every message read back as sent",

@@ -113,7 +113,7 @@ export const kafkaSection = z.strictObject({
     .enum(OUTPUT_COMPRESSIONS)
     .default('none')
     .describe(
-      "Compression of the record batches written to the output topics (matches, events, storage, dead letters): less network and disk for some CPU. The topics' own `compression.type` (default `producer`) decides what the broker keeps. Batches are cut by their uncompressed size, so a message over its topic's max.message.bytes is a dead letter even where it would fit compressed. Every codec is read whatever this says.",
+      "Compression of the record batches written to the output topics (matches, events, storage, dead letters): less network and disk for some CPU. The topics' own `compression.type` (default `producer`) decides what the broker keeps. Batches are cut by their uncompressed size, so a message over its topic's max.message.bytes is a dead letter even where it would fit compressed; with a codec, 0.1 % of the limit and 64 bytes are kept for what the codec adds to data that does not compress (gzip and Snappy: about 0.03 %; before, such a batch cut to the limit was refused by the broker, fatal). Every codec is read whatever this says.",
     ),
   connectionTimeoutMs: durationMs(10_000).describe('Time to establish a broker connection.'),
   sessionTimeoutMs: durationMs(30_000).describe('Consumer group session timeout.'),
