@@ -62,6 +62,17 @@ export interface KafkaSourceOptions {
   sessionTimeoutMs: number;
 }
 
+/**
+ * The record's timestamp in epoch ms, or -1 (Kafka's "none") when it is no safe integer: a
+ * producer that wrote nanoseconds (brokers take any timestamp unless
+ * message.timestamp.after.max.ms says otherwise) made a storage record Avro cannot hold as a
+ * long, and the pipeline failed on it at every restart.
+ */
+const timestampOf = (text: string): number => {
+  const timestamp = Number(text);
+  return Number.isSafeInteger(timestamp) ? timestamp : -1;
+};
+
 function headerText(
   headers: Record<string, Buffer | string | (Buffer | string)[] | undefined> = {},
 ): Record<string, string> {
@@ -195,7 +206,7 @@ export class KafkaSource implements RecordSource {
             key: message.key,
             value: message.value,
             headers: headerText(message.headers),
-            timestamp: Number(message.timestamp),
+            timestamp: timestampOf(message.timestamp),
           };
           if (message.headers) record.originalHeaders = message.headers as RecordHeaders;
           const offered = traceConsume(record, this.#options.groupId, () => handler.offer(record));

@@ -20,7 +20,7 @@ import {
   testTopics,
   waitForFinished,
 } from '../support/enrichment.ts';
-import { kafkaClient, setTopicLimit } from '../support/kafka.ts';
+import { kafkaClient, setTopicConfig, setTopicLimit } from '../support/kafka.ts';
 import { deleteSubject, schemaRegistry } from '../support/schema-registry.ts';
 
 const SEED = 7;
@@ -437,6 +437,18 @@ describe('partner-enrich run on Kafka with a dead-letter topic smaller than some
   );
 });
 
+/** One upstream partner of the sandbox's dataset (`seed` picks which) under the partner id `partnerId`. */
+const onePartner = (partnerId: string, seed: number): PartnerRecord => {
+  const [record] = upstreamPartners(generateDataset({ organizations: 1_000, seed: SEED }), {
+    count: 1,
+    seed,
+    invalid: 0,
+    resent: 0,
+    updated: 0,
+  });
+  return { ...(record?.partner as PartnerRecord), partnerId };
+};
+
 describe('partner-enrich run on Kafka with JSON input', () => {
   const kafka = kafkaClient();
   const topics = testTopics('json');
@@ -478,29 +490,51 @@ describe('partner-enrich run on Kafka with JSON input', () => {
     expect(summary.outcomes.get('MATCH')).toBeGreaterThan(partners.length / 2);
   });
 
+  /** Runs the pipeline on the JSON input until `count` records are finished, then stops it. */
+  async function runUntilFinished(count: number): Promise<void> {
+    const summary = new RunSummary();
+    const enrichment = await createKafkaEnrichment(
+      testConfig(sandbox.url, topics, { inputFormat: 'json' }),
+      summary,
+    );
+    await enrichment.pipeline.start();
+    await waitForFinished(() => summary.finished, count);
+    await enrichment.stop(10_000);
+  }
+
+  const messagesOf = async (topic: string, partnerId: string) =>
+    (await readAll(kafka, topic)).filter((m) => m.key?.toString() === partnerId);
+
   it('regression: a JSON value starting with a UTF-8 byte order mark was dead-lettered DECODE_NOT_JSON (the invisible mark in its message); now it is read as without it', async () => {
-    const [partner] = upstreamPartners(generateDataset({ organizations: 1_000, seed: SEED }), {
-      count: 1,
-      seed: SEED + 1,
-      invalid: 0,
-      resent: 0,
-      updated: 0,
-    }).map((record) => ({ ...(record.partner as PartnerRecord), partnerId: 'J-BOM' }));
+    const partner = onePartner('J-BOM', SEED + 1);
     const json = Buffer.from(JSON.stringify(partner));
     await produce(kafka, topics.input, [
       { key: 'J-BOM', value: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json]) },
     ]);
-    const config = testConfig(sandbox.url, topics, { inputFormat: 'json' });
-    const summary = new RunSummary();
-    const enrichment = await createKafkaEnrichment(config, summary);
-    await enrichment.pipeline.start();
-    await waitForFinished(() => summary.finished, 1);
-    await enrichment.stop(10_000);
+    await runUntilFinished(1);
 
-    const ofPartner = (messages: { key: Buffer | null }[]) =>
-      messages.filter((m) => m.key?.toString() === 'J-BOM');
-    expect(ofPartner(await readAll(kafka, topics.deadLetters))).toEqual([]);
-    expect(ofPartner(await readAll(kafka, topics.matches))).toHaveLength(1);
-    expect(ofPartner(await readAll(kafka, topics.storage))).toHaveLength(1);
+    expect(await messagesOf(topics.deadLetters, 'J-BOM')).toEqual([]);
+    expect(await messagesOf(topics.matches, 'J-BOM')).toHaveLength(1);
+    expect(await messagesOf(topics.storage, 'J-BOM')).toHaveLength(1);
+  });
+
+  it('regression: an input record whose timestamp is in nanoseconds (past 2^53) made a storage record Avro cannot encode, and the pipeline failed on it at every restart; now its timestamp counts as none', async () => {
+    const partner = onePartner('J-NANOS', SEED + 2);
+    // Kafka 4 refuses timestamps an hour ahead unless the topic allows them; 3.9 takes any.
+    await setTopicConfig(kafka, topics.input, 'message.timestamp.after.max.ms', String(2n ** 63n - 1n));
+    const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    await producer.connect();
+    await producer.send({
+      topic: topics.input,
+      acks: -1,
+      messages: [
+        { key: 'J-NANOS', value: Buffer.from(JSON.stringify(partner)), timestamp: '1700000000000000000' },
+      ],
+    });
+    await producer.disconnect();
+    await runUntilFinished(1);
+
+    expect(await messagesOf(topics.matches, 'J-NANOS')).toHaveLength(1);
+    expect(await messagesOf(topics.storage, 'J-NANOS')).toHaveLength(1);
   });
 });
