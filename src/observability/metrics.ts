@@ -127,7 +127,10 @@ export function createMetrics(): Metrics {
     readRecordsInFlight: (read) => void (readInFlight = read),
     quotaConsumed: counter('quota_consumed_total', 'Tasks consumed from the quota.'),
     quotaOverLimit: counter('quota_over_limit_total', 'Quota checks answered OVER_LIMIT.'),
-    intakePaused: gauge('intake_paused', '1 while intake is paused (quota or backpressure), else 0.'),
+    intakePaused: gauge(
+      'intake_paused',
+      '1 while intake is paused (quota, backpressure, schema registry, restoring), else 0.',
+    ),
     intakePauses: counter('intake_pauses_total', 'Times intake was paused, by reason.', ['reason']),
     consumerLag: gauge('consumer_lag', 'Records between the committed offset and the end of the partition.', [
       'topic',

@@ -252,7 +252,7 @@ describe('a state topic record partner-enrich did not write', () => {
     }
   });
 
-  it('regression: the reruns at start failed without a code, and their follower passed over the record; now both name it', async () => {
+  it("regression: a JSON value that is no rerun record failed the reruns' start and follower with a TypeError (no code); now both name the record", async () => {
     const store = new KafkaRerunJobStore(new TopicReaders(kafka), topic);
     await expect(store.load()).rejects.toEqual(unreadable(1, '0', 'rerun/nightly'));
     const failures: Error[] = [];

@@ -194,9 +194,10 @@ describe('tracing', () => {
     expect(headers).toMatchObject({ 'pe.error.code': 'DECODE_FAILED', traceparent: expect.any(String) });
   });
 
-  it("regression: a collector refusing the last export (401) made the stop reject, and `run`'s SIGTERM exit 1; now the stop resolves with a warning", async () => {
+  /** A pipeline's spans exported to a collector that refuses every export (401); what the stop and the log made of it. */
+  async function tracedToRefusingCollector() {
     const refusing = await startOtlpReceiver({ refuseWith: 401 });
-    const { logger: captured, lines } = capturedLogger('warn');
+    const log = capturedLogger('warn');
     try {
       const stop = await startTracing(
         {
@@ -206,39 +207,34 @@ describe('tracing', () => {
           protocol: 'http/json',
           sampleRatio: 1,
         },
-        captured,
+        log.logger,
       );
       await throughPipeline(inputRecord(`00-${hex(16)}-${hex(8)}-01`));
-      await expect(stop()).resolves.toBeUndefined();
-      expect(refusing.requests.length).toBeGreaterThan(0);
-      expect(lines().map((line) => line.msg)).toContain('tracing: last spans not exported');
+      const stopped = await stop().then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      return { stopped, exports: refusing.requests.length, ...log };
     } finally {
       await refusing.close();
     }
+  }
+
+  it("regression: a collector refusing the last export (401) made the stop reject, and `run`'s SIGTERM exit 1; now the stop resolves with a warning", async () => {
+    const { stopped, exports, lines } = await tracedToRefusingCollector();
+    expect(stopped).toBe('resolved');
+    expect(exports).toBeGreaterThan(0);
+    expect(lines().map((line) => line.msg)).toContain('tracing: last spans not exported');
   });
 
   it("regression: the collector's credentials (OTEL_EXPORTER_OTLP_HEADERS) quoted in its refusal reached the log; now they are redacted", async () => {
-    const refusing = await startOtlpReceiver({ refuseWith: 401 });
-    const { logger: captured, text } = capturedLogger('warn');
     vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'Authorization=Bearer%20otlp-token-4711,X-Tenant=eu');
     try {
-      const stop = await startTracing(
-        {
-          enabled: true,
-          serviceName: 'enrich',
-          endpoint: refusing.url,
-          protocol: 'http/json',
-          sampleRatio: 1,
-        },
-        captured,
-      );
-      await throughPipeline(inputRecord(`00-${hex(16)}-${hex(8)}-01`));
-      await stop();
+      const { text } = await tracedToRefusingCollector();
       expect(text()).toContain('refused: ');
       expect(text()).not.toContain('otlp-token-4711');
     } finally {
       vi.unstubAllEnvs();
-      await refusing.close();
     }
   });
 
