@@ -44,11 +44,61 @@ export function deadLetterFilter(options: ReplayOptions): (message: KafkaMessage
 export const bytesDropped = (message: KafkaMessage): boolean =>
   header(message, VALUE_DROPPED_HEADER) !== undefined;
 
+/**
+ * A dead letter as the replay decides on it: without its bytes, which are read again when it
+ * is sent. Holding every matching dead letter whole, 100,000 of 2 KB took 677 MB, more than a
+ * replica's pod, where OPERATIONS runs the command, is given.
+ */
 interface Letter {
+  /** Its key and headers, copied out of the fetch's buffers (a slice would keep them whole); no value. */
   message: KafkaMessage;
   /** The dead letter's own partition of the dead-letter topic. */
   partition: number;
+  /** A hash of its key and bytes: with its origin, the input record it stands for (inputRecord). */
+  digest: string;
+  /** Its copy as a record batch of one, in bytes. */
+  bytes: number;
 }
+
+const copied = (value: Buffer | string): Buffer | string =>
+  Buffer.isBuffer(value) ? Buffer.from(value) : value;
+
+function letterOf(message: KafkaMessage, partition: number, deadLetters: string): Letter {
+  const digest = createHash('sha256')
+    .update(message.key ?? '')
+    .update('\0')
+    .update(message.value ?? '')
+    .digest('base64');
+  const position = `${deadLetters}:${partition}:${message.offset}`;
+  const headers = Object.fromEntries(
+    Object.entries(message.headers ?? {}).map(([name, value]) => [
+      name,
+      Array.isArray(value) ? value.map(copied) : value === undefined ? value : copied(value),
+    ]),
+  );
+  return {
+    message: {
+      ...message,
+      key: message.key && Buffer.from(message.key),
+      value: null,
+      headers,
+    } as KafkaMessage,
+    partition,
+    digest,
+    bytes: batchOfOneSize(recordSize(copyOf(message, position))),
+  };
+}
+
+/**
+ * The record a dead letter stands for, as replayed: its key, bytes and own headers, and
+ * `pe.replayed-from` naming the dead letter (its origin is in its pe.origin.* headers).
+ */
+const copyOf = (message: KafkaMessage, position: string, partition?: number) => ({
+  key: message.key,
+  value: message.value,
+  headers: { ...originalHeaders(message), 'pe.replayed-from': position },
+  ...(partition === undefined ? {} : { partition }),
+});
 
 /**
  * A partner's key: the input is keyed by partner id, so an empty key names no partner (its
@@ -90,25 +140,22 @@ async function partitionCount(kafka: Kafka, topic: string): Promise<number> {
 }
 
 /** Where a dead letter is: the name its replayed copies carry in `pe.replayed-from`. */
-const letterPosition = (deadLetters: string, { message, partition }: Letter): string =>
-  `${deadLetters}:${partition}:${message.offset}`;
+const letterPosition = (
+  deadLetters: string,
+  { message, partition }: Pick<Letter, 'message' | 'partition'>,
+): string => `${deadLetters}:${partition}:${message.offset}`;
 
 /**
  * The input record a dead letter stands for: where it was read (`pe.origin.*`), its key and its
  * bytes (a dead letter names its origin only by topic name, which two clusters can share).
  * Undefined when the headers do not say where.
  */
-function inputRecord(message: KafkaMessage): string | undefined {
+function inputRecord({ message, digest }: Letter): string | undefined {
   const [topic, partition, offset] = ['topic', 'partition', 'offset'].map((part) =>
     header(message, `pe.origin.${part}`),
   );
   if (!topic || !partition || !offset) return undefined;
-  const bytes = createHash('sha256')
-    .update(message.key ?? '')
-    .update('\0')
-    .update(message.value ?? '')
-    .digest('base64');
-  return `${topic}:${partition}:${offset}:${bytes}`;
+  return `${topic}:${partition}:${offset}:${digest}`;
 }
 
 /**
@@ -120,7 +167,7 @@ function inputRecord(message: KafkaMessage): string | undefined {
 function repeatedLetters(letters: Letter[], superseded: ReadonlySet<Letter>): Set<Letter> {
   const byRecord = new Map<string, Letter[]>();
   for (const letter of letters) {
-    const record = inputRecord(letter.message);
+    const record = inputRecord(letter);
     if (record === undefined) continue;
     const twins = byRecord.get(record);
     if (twins) twins.push(letter);
@@ -220,6 +267,64 @@ async function replayedLetters(
   return replayed;
 }
 
+/** Copies at most this many bytes are held before they are sent. */
+const SEND_EVERY_BYTES = 8 * 2 ** 20;
+
+/**
+ * Reads the chosen dead letters again and sends their copies, a few megabytes at a time, each
+ * to the input partition its record was read from; resolves with how many were sent. One gone
+ * meanwhile (the topic's retention) is not sent.
+ */
+async function sendCopies(
+  readers: TopicReaders,
+  topics: { input: string; deadLetters: string },
+  chosen: Letter[],
+  limit: number,
+  inputPartitions: number,
+): Promise<number> {
+  const wanted = new Set(chosen.map((letter) => letterPosition(topics.deadLetters, letter)));
+  const from = new Map<number, bigint>();
+  for (const { partition, message } of chosen) {
+    const offset = BigInt(message.offset);
+    if ((from.get(partition) ?? offset + 1n) > offset) from.set(partition, offset);
+  }
+  const producer = readers.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+  await producer.connect();
+  let pending: ReturnType<typeof copyOf>[] = [];
+  let pendingBytes = 0;
+  let sent = 0;
+  const flush = async () => {
+    // In one request the broker refused every partition whose letters added up to more than
+    // the input topic takes (MESSAGE_TOO_LARGE), after the other partitions' were written.
+    for (const request of requestsWithin(pending, limit))
+      await producer.send({ topic: topics.input, acks: -1, messages: request });
+    sent += pending.length;
+    pending = [];
+    pendingBytes = 0;
+  };
+  try {
+    await readers.readToEnd(
+      topics.deadLetters,
+      async (message, partition) => {
+        const position = letterPosition(topics.deadLetters, { message, partition });
+        if (!wanted.has(position)) return;
+        // Back to the record's own partition, where its partner's state is kept: placed by this
+        // client's partitioner, a record its producer placed otherwise (librdkafka's, or by
+        // hand) went elsewhere, its partner announced Created again there.
+        const copy = copyOf(message, position, originPartition(message, topics.input, inputPartitions));
+        pending.push(copy);
+        pendingBytes += recordSize(copy);
+        if (pendingBytes >= SEND_EVERY_BYTES) await flush();
+      },
+      from,
+    );
+    await flush();
+  } finally {
+    await producer.disconnect();
+  }
+  return sent;
+}
+
 export function registerDlqReplay(program: Command): void {
   const dlq =
     program.commands.find((c) => c.name() === 'dlq') ?? program.command('dlq').description('dead letters');
@@ -257,36 +362,18 @@ export function registerDlqReplay(program: Command): void {
       const seen = await readers.readToEnd(config.topics.deadLetters, (message, partition) => {
         if (!take(message)) return;
         if (bytesDropped(message)) dropped += 1;
-        else matching.push({ message, partition });
+        else matching.push(letterOf(message, partition, config.topics.deadLetters));
       });
       const superseded = await supersededLetters(readers, config.topics, matching);
       const repeated = repeatedLetters(matching, superseded);
-      const inputPartitions = await partitionCount(kafka, config.topics.input);
-      const copies = matching
-        .filter((letter) => !superseded.has(letter) && !repeated.has(letter))
-        .map((letter) => {
-          const position = letterPosition(config.topics.deadLetters, letter);
-          const { message: m } = letter;
-          // The dead letter's own position (its origin is in its pe.origin.* headers).
-          // Back to the record's own partition, where its partner's state is kept: placed by this
-          // client's partitioner, a record its producer placed otherwise (librdkafka's, or by
-          // hand) went elsewhere, its partner announced Created again there.
-          const partition = originPartition(m, config.topics.input, inputPartitions);
-          const copy = {
-            key: m.key,
-            value: m.value,
-            headers: { ...originalHeaders(m), 'pe.replayed-from': position },
-            ...(partition === undefined ? {} : { partition }),
-          };
-          return { letter: m, position, copy, bytes: batchOfOneSize(recordSize(copy)) };
-        });
+      const replayable = matching.filter((letter) => !superseded.has(letter) && !repeated.has(letter));
       // The broker refuses a batch over the input topic's limit, and a copy over it alone fits in
       // no request: sent, it failed the command half done.
       const limit = (await topicLimits(kafka, [config.topics.input])).get(config.topics.input) as number;
-      const tooLarge = copies.filter(({ bytes }) => bytes > limit);
-      const chosen = copies.filter(({ bytes }) => bytes <= limit);
+      const tooLarge = replayable.filter(({ bytes }) => bytes > limit);
+      const chosen = replayable.filter(({ bytes }) => bytes <= limit);
       const byReason = new Map<string, number>();
-      for (const { letter: m } of chosen) {
+      for (const { message: m } of chosen) {
         const reason = `${header(m, 'pe.stage')}/${header(m, 'pe.error.code')}`;
         byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
       }
@@ -308,7 +395,9 @@ export function registerDlqReplay(program: Command): void {
           `  ${tooLarge.length} left out: larger than the input topic takes (max.message.bytes ${limit}), named on stderr`,
         );
       for (const [reason, count] of byReason) console.log(`  ${reason}: ${count}`);
-      for (const { position, bytes } of tooLarge)
+      for (const letter of tooLarge) {
+        const { bytes } = letter;
+        const position = letterPosition(config.topics.deadLetters, letter);
         process.exitCode = reportFailure(
           new KafkaError(
             'REPLAY_RECORD_TOO_LARGE',
@@ -317,20 +406,15 @@ export function registerDlqReplay(program: Command): void {
             { details: { deadLetter: position, bytes, limit } },
           ),
         );
-      if (options.dryRun || chosen.length === 0) return;
-      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-      await producer.connect();
-      try {
-        // In one request the broker refused every partition whose letters added up to more than
-        // the input topic takes (MESSAGE_TOO_LARGE), after the other partitions' were written.
-        for (const request of requestsWithin(
-          chosen.map(({ copy }) => copy),
-          limit,
-        ))
-          await producer.send({ topic: config.topics.input, acks: -1, messages: request });
-      } finally {
-        await producer.disconnect();
       }
-      console.log(`replayed ${chosen.length} records to ${config.topics.input}`);
+      if (options.dryRun || chosen.length === 0) return;
+      const sent = await sendCopies(
+        readers,
+        config.topics,
+        chosen,
+        limit,
+        await partitionCount(kafka, config.topics.input),
+      );
+      console.log(`replayed ${sent} records to ${config.topics.input}`);
     });
 }
