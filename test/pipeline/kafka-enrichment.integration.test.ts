@@ -213,9 +213,17 @@ describe('partner-enrich run on Kafka', () => {
         code: 'MAPPING_FIELD_TOO_LONG',
       },
       {
-        what: 'too many names',
+        // Not names: only the first is sent, and a record with 50 is looked up.
+        what: 'too many identifiers',
         key: 'B19',
-        value: await encode({ ...valid(19), names: Array(50).fill('x') }),
+        value: await encode({
+          ...valid(19),
+          identifiers: Array.from({ length: 30 }, (_, i) => ({
+            type: 'LEI',
+            value: `LEI-${i}`,
+            country: null,
+          })),
+        }),
         code: 'MAPPING_TOO_MANY_ITEMS',
       },
       {
