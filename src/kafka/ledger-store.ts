@@ -107,27 +107,17 @@ export class KafkaLedgerStore implements LedgerStore {
       const next = BigInt(payload.lastOffset) + 1n;
       if (next > (this.#followed.get(payload.partition) ?? -1n)) this.#followed.set(payload.partition, next);
     });
-    let unreadable: Error | undefined;
     await consumer.run({
       autoCommit: false,
-      eachMessage: async ({ message, partition }) => {
-        // Thrown here, kafkajs would restart the follower at the same record for ever: the
-        // follower has stopped for good, and says so once; it reads nothing further.
-        if (unreadable) return;
+      eachMessage: this.#readers.followerHandler((message, partition) => {
         const key = message.key?.toString('utf8');
         if (key && !isRerunKey(key) && message.headers?.[WRITER_HEADER]?.toString() !== this.#writer) {
           if (message.value === null) changes.removed(key);
-          else {
-            try {
-              changes.recorded(ledgerEntryOf({ topic: this.#topic, partition }, message, message.value, key));
-            } catch (error) {
-              changes.failed((unreadable = error as Error));
-              return;
-            }
-          }
+          else
+            changes.recorded(ledgerEntryOf({ topic: this.#topic, partition }, message, message.value, key));
         }
         this.#followed.set(partition, BigInt(message.offset) + 1n);
-      },
+      }, changes.failed),
     });
   }
 

@@ -120,25 +120,15 @@ export class KafkaRerunJobStore implements RerunJobStore {
     this.#changed = changed;
     this.#readers.onStopped(consumer, this.#topic, failed);
     const fetched = this.#readers.firstFetch(consumer, this.#topic);
-    let unreadable: Error | undefined;
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: this.#topic, fromBeginning: true });
       await consumer.run({
         autoCommit: false,
-        eachMessage: async ({ message, partition }) => {
-          // Thrown here, kafkajs would restart the follower, which then passed over the record:
-          // the follower has stopped for good, and says so once; it reads nothing further.
-          if (unreadable) return;
-          let jobId: string | undefined;
-          try {
-            jobId = this.#apply(message, partition);
-          } catch (error) {
-            failed((unreadable = error as Error));
-            return;
-          }
+        eachMessage: this.#readers.followerHandler((message, partition) => {
+          const jobId = this.#apply(message, partition);
           if (jobId !== undefined) changed(jobId);
-        },
+        }, failed),
       });
       await fetched;
     } catch (error) {

@@ -82,6 +82,28 @@ export class TopicReaders {
   }
 
   /**
+   * A follower's eachMessage that stops at the first record `handle` throws on, and says so
+   * once through `failed`; it reads nothing further. Thrown to kafkajs, the error went to the
+   * consumer's retries: the ledger's follower failed with kafkajs's own error naming no
+   * record, the reruns' passed over the record on its retry.
+   */
+  followerHandler(
+    handle: (message: KafkaMessage, partition: number) => void,
+    failed: (error: Error) => void,
+  ): (payload: { message: KafkaMessage; partition: number }) => Promise<void> {
+    let stopped = false;
+    return async ({ message, partition }) => {
+      if (stopped) return;
+      try {
+        handle(message, partition);
+      } catch (error) {
+        stopped = true;
+        failed(error as Error);
+      }
+    };
+  }
+
+  /**
    * Resolves once the reader's first fetch is answered; rejects when it stopped for good before
    * (its topic or group refused), so that a follower that cannot read fails the start that made
    * it instead of the pipeline a moment after.

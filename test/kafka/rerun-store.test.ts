@@ -5,7 +5,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { KafkaRerunJobStore } from '../../src/kafka/rerun-store.ts';
-import type { TopicReaders } from '../../src/kafka/topic-reader.ts';
+import { TopicReaders } from '../../src/kafka/topic-reader.ts';
 import { testJob } from '../support/rerun-records.ts';
 
 /** A one-partition state topic held in memory; `deliver()` hands the follower what it has not had. */
@@ -31,6 +31,8 @@ function stateTopicStandIn(topic: string) {
     consumer: () => consumer,
     onStopped: () => {},
     firstFetch: async () => {},
+    // The real one: it holds no state of the readers.
+    followerHandler: TopicReaders.prototype.followerHandler,
     stop: async () => {},
   } as unknown as TopicReaders;
   return {
