@@ -3,9 +3,11 @@
 // the CLI. Every replica of `run` ticks; they agree through the store, deciding and writing
 // the slot's job as one step (RerunJobStore.createJob) against each other and against
 // `rerun start` of the same input topic:
-// - the job id is the slot's (`scheduled-20250310T020000Z`) and a replica that finds the
-//   job written does not write it again, so a slot makes one job. Of two replicas deciding
-//   at the same moment one writes it; the other, fenced, decides again and finds it.
+// - the job id is the slot's and the input topic's (`scheduled-20250310T020000Z-partners`)
+//   and a replica that finds the job written does not write it again, so a slot makes one
+//   job. Of two replicas deciding at the same moment one writes it; the other, fenced,
+//   decides again and finds it. The input topic is in the id because pipelines of several
+//   input topics may share one state topic, and with it the job ids.
 // - a slot whose input topic has a rerun that has not ended is skipped and logged, as a
 //   Kubernetes CronJob with concurrencyPolicy Forbid does: a rerun that outlasts the
 //   interval is not queued behind itself. A `rerun start` deciding at the same moment sees
@@ -36,12 +38,16 @@ export function rerunScheduleSpec(section: Config['rerunSchedule']): RerunSchedu
   return everyMs === undefined ? undefined : { everyMs };
 }
 
-/** `scheduled-` and the slot in UTC to the second, e.g. `scheduled-20250310T020000Z`. */
-export const scheduledJobId = (slot: number): string =>
+/**
+ * `scheduled-`, the slot in UTC to the second and the input topic, e.g.
+ * `scheduled-20250310T020000Z-partners`. With the slot alone, a second pipeline sharing the
+ * state topic found the first's job under its slot's id and skipped the slot as made.
+ */
+export const scheduledJobId = (slot: number, inputTopic: string): string =>
   `scheduled-${new Date(slot)
     .toISOString()
     .replace(/[-:]/g, '')
-    .replace(/\.\d{3}/, '')}`;
+    .replace(/\.\d{3}/, '')}-${inputTopic}`;
 
 /** What a scheduled job is made of, besides its slot. */
 export interface ScheduledJobSettings {
@@ -61,7 +67,7 @@ export type SlotOutcome =
 
 export function scheduledJob(slot: number, settings: ScheduledJobSettings): RerunJob {
   return {
-    id: scheduledJobId(slot),
+    id: scheduledJobId(slot, settings.inputTopic),
     inputTopic: settings.inputTopic,
     filter: {},
     batchSize: settings.batchSize ?? DEFAULT_SCHEDULED_BATCH_SIZE,

@@ -87,7 +87,7 @@ describe('regression: the schedule and a `rerun start --if-idle` at the same mom
       if (decided.status === 'rejected') throw decided.reason;
       if (start.status === 'rejected' && !(start.reason instanceof RerunError)) throw start.reason;
       const written = [
-        ...(decided.value.kind === 'created' ? [scheduledJobId(slot)] : []),
+        ...(decided.value.kind === 'created' ? [scheduledJobId(slot, inputTopic)] : []),
         ...(start.status === 'fulfilled' ? [started.id] : []),
       ];
       const jobs = await jobsOf(inputTopic, written);
@@ -97,7 +97,7 @@ describe('regression: the schedule and a `rerun start --if-idle` at the same mom
             decided.value.kind === 'skipped'
               ? decided.value.activeJobId === started.id
               : start.status === 'rejected' &&
-                (start.reason as RerunError).details.activeJobId === scheduledJobId(slot)
+                (start.reason as RerunError).details.activeJobId === scheduledJobId(slot, inputTopic)
           }`,
       );
     }
@@ -134,11 +134,41 @@ describe('replicas of `run` deciding the same slot at the same moment', () => {
         .filter((line) => line.msg !== 'rerun schedule started')
         .map((line) => `${line.level >= 50 ? 'error ' : ''}${line.msg}`)
         .sort();
-      const jobs = await jobsOf(inputTopic, [scheduledJobId(slot)]);
+      const jobs = await jobsOf(inputTopic, [scheduledJobId(slot, inputTopic)]);
       outcomes.push(`jobs ${jobs.length}: ${logged.join(', ')}`);
     }
     expect(outcomes).toEqual(
       Array(RACES).fill('jobs 1: scheduled rerun already created, scheduled rerun created'),
     );
+  });
+});
+
+describe('regression: pipelines of two input topics sharing the state topic, scheduled at the same slot, got one job between them', () => {
+  // Before, a slot's job id was the slot alone: the second pipeline found the first's job under
+  // it and skipped its slot as made ('scheduled rerun already created'), at every slot; deciding
+  // at the same moment (fenced apart, one transactional id per input topic), the later write
+  // replaced the earlier's job.
+  it('each input topic gets its own job, decided one after the other or at the same moment', async () => {
+    const outcomes: string[] = [];
+    for (const together of [false, true]) {
+      const slot = Date.parse(together ? '2025-05-11T02:00:00Z' : '2025-05-10T02:00:00Z');
+      const inputTopics = [uniqueName('partners-a'), uniqueName('partners-b')];
+      const decide = (inputTopic: string) =>
+        scheduleSlot(store(), slot, { inputTopic, schedule: 'every 24h' }, 1);
+      const decided = together
+        ? await Promise.all(inputTopics.map(decide))
+        : [await decide(inputTopics[0] as string), await decide(inputTopics[1] as string)];
+      const jobs = await Promise.all(
+        inputTopics.map((inputTopic) => jobsOf(inputTopic, [scheduledJobId(slot, inputTopic)])),
+      );
+      outcomes.push(
+        `${together ? 'together' : 'in turn'}: ${decided.map((outcome) => outcome.kind).join(', ')}; ` +
+          `jobs ${jobs.map((ids) => ids.length).join(', ')}`,
+      );
+    }
+    expect(outcomes).toEqual([
+      'in turn: created, created; jobs 1, 1',
+      'together: created, created; jobs 1, 1',
+    ]);
   });
 });

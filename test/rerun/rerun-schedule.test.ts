@@ -195,9 +195,11 @@ function progress(jobId: string, partition: number, overrides: Partial<RerunPart
 const SLOT = Date.parse('2025-03-10T00:00:00Z');
 
 describe('scheduled job ids', () => {
-  it('are the slot in UTC to the second', () => {
-    expect(scheduledJobId(SLOT)).toBe('scheduled-20250310T000000Z');
-    expect(scheduledJobId(Date.parse('2025-12-31T23:30:15.000Z'))).toBe('scheduled-20251231T233015Z');
+  it('are the slot in UTC to the second and the input topic', () => {
+    expect(scheduledJobId(SLOT, TOPIC)).toBe('scheduled-20250310T000000Z-partners.input');
+    expect(scheduledJobId(Date.parse('2025-12-31T23:30:15.000Z'), 'other')).toBe(
+      'scheduled-20251231T233015Z-other',
+    );
   });
 });
 
@@ -234,10 +236,10 @@ describe('a slot', () => {
     const { store } = storeWith();
     expect(await scheduleSlot(store, SLOT, settings, PARTITIONS)).toEqual({
       kind: 'created',
-      jobId: 'scheduled-20250310T000000Z',
+      jobId: 'scheduled-20250310T000000Z-partners.input',
     });
-    expect(store.job('scheduled-20250310T000000Z')).toEqual({
-      id: 'scheduled-20250310T000000Z',
+    expect(store.job('scheduled-20250310T000000Z-partners.input')).toEqual({
+      id: 'scheduled-20250310T000000Z-partners.input',
       inputTopic: TOPIC,
       filter: {},
       batchSize: DEFAULT_SCHEDULED_BATCH_SIZE,
@@ -255,7 +257,7 @@ describe('a slot', () => {
   it('takes batchSize and quotaShare from the settings when given', async () => {
     const { store } = storeWith();
     await scheduleSlot(store, SLOT, { ...settings, batchSize: 200, quotaShare: 0.25 }, PARTITIONS);
-    expect(store.job(scheduledJobId(SLOT))).toMatchObject({ batchSize: 200, quotaShare: 0.25 });
+    expect(store.job(scheduledJobId(SLOT, TOPIC))).toMatchObject({ batchSize: 200, quotaShare: 0.25 });
   });
 
   it('writes one job across replicas: a replica that reads the job another wrote leaves it alone', async () => {
@@ -263,14 +265,14 @@ describe('a slot', () => {
     const second = new InMemoryRerunJobStoreDouble(topic);
     expect((await scheduleSlot(first, SLOT, settings, PARTITIONS)).kind).toBe('created');
     // The job was paused in between: the second replica must not write it back to `run`.
-    const paused = { ...job(scheduledJobId(SLOT)), control: 'pause' as const };
+    const paused = { ...job(scheduledJobId(SLOT, TOPIC)), control: 'pause' as const };
     topic.records.push({ kind: 'job', job: paused });
     expect(await scheduleSlot(second, SLOT, settings, PARTITIONS)).toEqual({
       kind: 'exists',
-      jobId: scheduledJobId(SLOT),
+      jobId: scheduledJobId(SLOT, TOPIC),
     });
     expect(second.written).toEqual([]);
-    expect(second.job(scheduledJobId(SLOT))?.control).toBe('pause');
+    expect(second.job(scheduledJobId(SLOT, TOPIC))?.control).toBe('pause');
   });
 
   it('decided by two replicas at the same moment is written by one, which the other finds', async () => {
@@ -282,7 +284,7 @@ describe('a slot', () => {
     ]);
     expect([a.kind, b.kind]).toEqual(['created', 'exists']);
     expect([...first.written, ...second.written].map((written) => written.id)).toEqual([
-      scheduledJobId(SLOT),
+      scheduledJobId(SLOT, TOPIC),
     ]);
   });
 
@@ -291,7 +293,7 @@ describe('a slot', () => {
     topic.records.push({ kind: 'progress', progress: progress('manual-1', 0, { done: true }) });
     expect(await scheduleSlot(store, SLOT, settings, PARTITIONS)).toEqual({
       kind: 'skipped',
-      jobId: scheduledJobId(SLOT),
+      jobId: scheduledJobId(SLOT, TOPIC),
       activeJobId: 'manual-1',
     });
     expect(store.written).toEqual([]);
@@ -313,6 +315,17 @@ describe('a slot', () => {
       topic.records.push({ kind: 'progress', progress: progress('finished', partition, { done: true }) });
     topic.records.push({ kind: 'progress', progress: progress('died', 1, { error: 'boom' }) });
     expect((await scheduleSlot(store, SLOT, settings, PARTITIONS)).kind).toBe('created');
+  });
+
+  it("is created beside the same slot's job of another input topic sharing the state topic", async () => {
+    const { topic, store } = storeWith();
+    const other = new InMemoryRerunJobStoreDouble(topic);
+    await scheduleSlot(other, SLOT, { ...settings, inputTopic: 'other.input' }, PARTITIONS);
+    expect(await scheduleSlot(store, SLOT, settings, PARTITIONS)).toEqual({
+      kind: 'created',
+      jobId: 'scheduled-20250310T000000Z-partners.input',
+    });
+    expect(store.job('scheduled-20250310T000000Z-other.input')?.inputTopic).toBe('other.input');
   });
 });
 
@@ -350,7 +363,7 @@ describe('the running schedule', () => {
 
     clock.advanceTo('2025-03-11T00:00:00Z');
     expect(await logged('scheduled rerun created')).toMatchObject({
-      jobId: 'scheduled-20250311T000000Z',
+      jobId: 'scheduled-20250311T000000Z-partners.input',
       slot: '2025-03-11T00:00:00.000Z',
     });
     await vi.waitFor(() => expect(schedule.nextSlot).toBe(Date.parse('2025-03-12T00:00:00Z')));
@@ -362,7 +375,7 @@ describe('the running schedule', () => {
     const clock = new ManualClock('2025-03-10T07:00:00Z');
     const { store, schedule, logged } = start(clock, { catchUp: true });
     await logged('scheduled rerun created');
-    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250310T000000Z']);
+    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250310T000000Z-partners.input']);
     await vi.waitFor(() => expect(schedule.nextSlot).toBe(Date.parse('2025-03-11T00:00:00Z')));
     await schedule.stop();
   });
@@ -372,10 +385,10 @@ describe('the running schedule', () => {
     const { store, schedule, logged } = start(
       clock,
       { catchUp: true },
-      storeWith(job('scheduled-20250310T000000Z', { control: 'cancel' })).store,
+      storeWith(job('scheduled-20250310T000000Z-partners.input', { control: 'cancel' })).store,
     );
     expect(await logged('scheduled rerun already created')).toMatchObject({
-      jobId: 'scheduled-20250310T000000Z',
+      jobId: 'scheduled-20250310T000000Z-partners.input',
     });
     expect(store.written).toEqual([]);
     await schedule.stop();
@@ -389,14 +402,14 @@ describe('the running schedule', () => {
     clock.advanceTo('2025-03-11T00:00:00Z');
     expect(
       await logged('scheduled rerun skipped: a rerun of the same input topic has not ended'),
-    ).toMatchObject({ jobId: 'scheduled-20250311T000000Z', activeJobId: 'manual-1' });
+    ).toMatchObject({ jobId: 'scheduled-20250311T000000Z-partners.input', activeJobId: 'manual-1' });
     await vi.waitFor(() => expect(schedule.nextSlot).toBe(Date.parse('2025-03-12T00:00:00Z')));
 
     for (let partition = 0; partition < PARTITIONS; partition++)
       topic.records.push({ kind: 'progress', progress: progress('manual-1', partition, { done: true }) });
     clock.advanceTo('2025-03-12T00:00:00Z');
     await logged('scheduled rerun created');
-    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250312T000000Z']);
+    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250312T000000Z-partners.input']);
     await schedule.stop();
   });
 
@@ -427,7 +440,7 @@ describe('the running schedule', () => {
     clock.advanceTo('2025-04-01T00:00:00Z');
     await logged('scheduled rerun created');
     expect(store.written.map((written) => [written.id, written.schedule])).toEqual([
-      ['scheduled-20250401T000000Z', 'cron 0 0 1 */3 *'],
+      ['scheduled-20250401T000000Z-partners.input', 'cron 0 0 1 */3 *'],
     ]);
     await schedule.stop();
   });
@@ -447,7 +460,7 @@ describe('the running schedule', () => {
     const clock = new ManualClock('2025-03-10T07:00:00Z');
     const { store, schedule } = start(clock, { catchUp: true });
     await schedule.stop();
-    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250310T000000Z']);
+    expect(store.written.map((written) => written.id)).toEqual(['scheduled-20250310T000000Z-partners.input']);
     expect(clock.pending).toBe(0);
     expect(schedule.nextSlot).toBeUndefined();
   });
