@@ -3,28 +3,28 @@
 // runs each benchmark, writes bench/results/<name>.json and bench/results/summary.md, and
 // prints the summary table. BENCH_SCALE and BENCH_RUNS are the flags' environment forms;
 // scale 1 is the documented full run (about 15 minutes on two cores).
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { format, resolveConfig } from 'prettier';
 import { defaultInfrastructureOptions, startInfrastructure } from '../deploy/local/infra.ts';
 import { brokerLimit } from './broker/limit.ts';
-import { latencyUnderLoad } from './pipeline/latency.ts';
+import { latencyUnderLoad, type LatencyMaximum } from './pipeline/latency.ts';
 import { memoryDrain } from './pipeline/memory.ts';
 import { naiveClient } from './pipeline/naive-client.ts';
-import { pipelineOverhead } from './pipeline/overhead.ts';
+import { pipelineMaximum, pipelineOverhead } from './pipeline/overhead.ts';
 import { quotaEfficiency } from './pipeline/quota.ts';
 import { rerunBesideLive } from './pipeline/rerun.ts';
 import { scaleOut } from './pipeline/scale.ts';
 import { stateRestart } from './pipeline/state.ts';
 import { allocationProfileKind } from './support/allocation-profile.ts';
 import { createContext, type BenchContext } from './support/context.ts';
-import { drainWithPipeline, produceDistinct, warmInstantSandbox } from './support/drain.ts';
+import { warmInstantSandbox } from './support/drain.ts';
 import { describeMachine, type Machine } from './support/machine.ts';
 import { matchingRuns } from './support/matching-runs.ts';
 import { meanRecordBytes, upstream } from './support/partners.ts';
 import { machineLine, markdownTable, summaryRows, textTable, type Results } from './support/report.ts';
-import { deleteTopics } from './support/topics.ts';
+import { spread } from './support/stats.ts';
 
 const BENCHMARKS = [
   'matching',
@@ -77,29 +77,13 @@ async function save(name: string, machine: Machine, context: BenchContext, secon
   await writeFormatted(file, JSON.stringify(body, null, 2));
 }
 
-/** The pipeline's maximum for the latency load: this run's, an earlier saved one, or a short drain. */
-async function measuredMaximum(context: BenchContext, results: Results): Promise<number> {
-  if (results.overhead) return results.overhead.pipeline.median;
-  try {
-    const saved = JSON.parse(await readFile(new URL('overhead.json', resultsDir), 'utf8')) as {
-      result: Results['overhead'];
-    };
-    if (saved.result) return saved.result.pipeline.median;
-  } catch {
-    // none saved: measure
-  }
-  const backlog = await produceDistinct(context, 'maximum', context.count(30_000));
-  try {
-    const drained = await drainWithPipeline(
-      context,
-      await context.instantSandbox(),
-      backlog.topic,
-      backlog.count,
-    );
-    return drained.recordsPerSecond;
-  } finally {
-    await deleteTopics(context.kafka, [backlog.topic]);
-  }
+/** The pipeline's maximum for the latency load: the overhead benchmark's when it ran before, else drains of its own. */
+async function measuredMaximum(context: BenchContext, results: Results): Promise<LatencyMaximum> {
+  const overhead = results.overhead;
+  const [source, drains] = overhead
+    ? (['overhead', overhead.runs.map((r) => r.pipeline.recordsPerSecond)] as const)
+    : (['drain', await pipelineMaximum(context)] as const);
+  return { recordsPerSecond: spread(drains).median, source, drains };
 }
 
 async function main(): Promise<string[]> {
@@ -135,7 +119,7 @@ async function main(): Promise<string[]> {
     quota: async () => (results.quota = await quotaEfficiency(context)),
     memory: async () => (results.memory = await memoryDrain(context)),
     latency: async () =>
-      (results.latency = await latencyUnderLoad(context, await measuredMaximum(context, results))),
+      (results.latency = await latencyUnderLoad(context, () => measuredMaximum(context, results))),
     broker: async () => (results.broker = await brokerLimit(context, meanRecordBytes(upstream(2_000)))),
     state: async () => (results.state = await stateRestart(context)),
     rerun: async () => (results.rerun = await rerunBesideLive(context)),

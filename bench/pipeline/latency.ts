@@ -1,6 +1,7 @@
 // 6. Latency: from an input record's timestamp (set by the producer when it creates the
 // record) to its MatchResult being appended to the matches topic (LogAppendTime, the
-// broker's clock on the same machine), under a steady load at half the measured maximum.
+// broker's clock on the same machine), under a steady load at half the maximum measured in
+// the same run (the overhead benchmark's, or drains of its backlog made for this one).
 // The first tenth of each run is warm-up and left out. Each run measures at-least-once,
 // then exactly-once at the same rate: there a MatchResult is appended when its partition's
 // transaction is sent (every commit interval) and read_committed consumers see it once the
@@ -45,9 +46,21 @@ export interface LatencySpreads {
   cpuPerRecordUs?: Spread;
 }
 
+/** partner-enrich's maximum in the run the latency was measured in. */
+export interface LatencyMaximum {
+  /** Median records/s of the drains. */
+  recordsPerSecond: number;
+  /** `overhead`: the overhead benchmark's at-least-once drains; `drain`: the same drains made for this benchmark, the overhead benchmark not being in the run. */
+  source: 'overhead' | 'drain';
+  /** Records/s of each drain. */
+  drains: number[];
+}
+
 export interface LatencyResult extends LatencySpreads {
-  /** Offered load, records/s: half the pipeline's measured maximum. */
+  /** Offered load, records/s: half the pipeline's measured maximum, or BENCH_LATENCY_RATE. */
   rate: number;
+  /** Absent when BENCH_LATENCY_RATE set the rate, and in results saved before it was recorded. */
+  maximum?: LatencyMaximum;
   seconds: number;
   /** At-least-once, each run's figures. */
   runs: LatencyFigures[];
@@ -123,11 +136,18 @@ const describe = (f: LatencyFigures) =>
 
 export async function latencyUnderLoad(
   context: BenchContext,
-  maxRecordsPerSecond: number,
+  measureMaximum: () => Promise<LatencyMaximum>,
 ): Promise<LatencyResult> {
+  // BENCH_LATENCY_RATE offers a load of its own instead (records/s); the maximum is then not needed.
+  const fixedRate = Number(process.env.BENCH_LATENCY_RATE) || undefined;
+  const maximum = fixedRate === undefined ? await measureMaximum() : undefined;
+  const rate = fixedRate ?? Math.round((maximum as LatencyMaximum).recordsPerSecond / 2);
+  context.log(
+    maximum
+      ? `load ${rate} records/s: half the maximum ${maximum.recordsPerSecond.toFixed(0)} records/s (${maximum.source})`
+      : `load ${rate} records/s (BENCH_LATENCY_RATE)`,
+  );
   const sandbox = await context.instantSandbox();
-  // BENCH_LATENCY_RATE offers a load of its own instead (records/s).
-  const rate = Number(process.env.BENCH_LATENCY_RATE) || Math.round(maxRecordsPerSecond / 2);
   const seconds = Math.max(10, Math.round(30 * context.scale));
   const pair = async (run: string) => {
     const atLeastOnce = await latencyRun(context, sandbox.url, rate, seconds, {});
@@ -148,6 +168,7 @@ export async function latencyUnderLoad(
     spread(runs.map((r, i) => (exactlyOnce[i] as LatencyFigures)[p] / r[p]));
   return {
     rate,
+    ...(maximum ? { maximum } : {}),
     seconds,
     ...spreads(runs),
     runs,

@@ -41,6 +41,27 @@ export interface OverheadResult {
   runs: { pipeline: WorkerResult; exactlyOnce: WorkerResult; raw: WorkerResult }[];
 }
 
+/**
+ * partner-enrich's maximum when the overhead benchmark is not in the run: its backlog drained
+ * by the same at-least-once pipeline, once per run, so that a figure derived from it (the
+ * latency benchmark's load) comes from this machine and this code, not from a saved file.
+ */
+export async function pipelineMaximum(context: BenchContext): Promise<number[]> {
+  const sandbox = await context.instantSandbox();
+  const backlog = await produceDistinct(context, 'maximum', context.count(60_000));
+  try {
+    const drains: number[] = [];
+    for (let run = 1; run <= context.runs; run += 1) {
+      const drained = await drainWithPipeline(context, sandbox, backlog.topic, backlog.count);
+      drains.push(drained.recordsPerSecond);
+      context.log(`maximum, drain ${run}: ${drained.recordsPerSecond.toFixed(0)} records/s`);
+    }
+    return drains;
+  } finally {
+    await deleteTopics(context.kafka, [backlog.topic]);
+  }
+}
+
 export async function pipelineOverhead(context: BenchContext): Promise<OverheadResult> {
   const sandbox = await context.instantSandbox();
   const backlog = await produceDistinct(context, 'overhead', context.count(60_000));

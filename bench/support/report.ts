@@ -204,7 +204,11 @@ export function summaryRows(results: Results): Row[] {
     }
   }
   if (l) {
-    rows.push(row('latency', `p50 at ${l.rate} records/s`, formatSpread(l.p50, ' ms')));
+    const load =
+      l.maximum?.source === 'drain'
+        ? `${l.rate} records/s (half the max of drains of its own)`
+        : `${l.rate} records/s`;
+    rows.push(row('latency', `p50 at ${load}`, formatSpread(l.p50, ' ms')));
     rows.push(row('latency', 'p95', formatSpread(l.p95, ' ms')));
     rows.push(row('latency', 'p99', formatSpread(l.p99, ' ms')));
     if (l.cpuBusy && l.cpuPerRecordUs) {
