@@ -1,7 +1,9 @@
 // The benchmark suite: `npm run bench [-- --only overhead,latency] [--scale 0.05] [--runs 3]`.
 // Starts one Kafka broker (the first of the configured versions) and the schema registry,
-// runs each benchmark, writes bench/results/<name>.json and bench/results/summary.md, and
-// prints the summary table. BENCH_SCALE and BENCH_RUNS are the flags' environment forms;
+// runs each benchmark, writes <name>.json and summary.md, and prints the summary table. Only a
+// run of the whole suite writes them to bench/results, the committed results that
+// docs/BENCHMARKS.md describes; a partial run (--only) writes them to bench/results/partial/
+// (git-ignored), so that it cannot leave the committed files describing a run that never was. BENCH_SCALE and BENCH_RUNS are the flags' environment forms;
 // scale 1 is the documented full run (about 15 minutes on two cores).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +43,7 @@ const BENCHMARKS = [
 type Name = (typeof BENCHMARKS)[number];
 
 const resultsDir = new URL('./results/', import.meta.url);
+const partialResultsDir = new URL('./partial/', resultsDir);
 
 function options() {
   const { values } = parseArgs({
@@ -60,7 +63,9 @@ function options() {
     throw new Error('--scale must be > 0, --runs a whole number >= 1');
   // Checked here so that a misspelt value fails before the infrastructure starts, not in a child.
   allocationProfileKind(process.env.BENCH_ALLOC_PROF);
-  return { selected: BENCHMARKS.filter((name) => !only || only.includes(name)), scale, runs };
+  const selected = BENCHMARKS.filter((name) => !only || only.includes(name));
+  const outputDir = selected.length === BENCHMARKS.length ? resultsDir : partialResultsDir;
+  return { selected, scale, runs, outputDir };
 }
 
 /** Writes a result file formatted as the repository's prettier settings want it. */
@@ -70,9 +75,16 @@ async function writeFormatted(url: URL, text: string): Promise<void> {
   await writeFile(url, await format(text, { ...options, filepath }));
 }
 
-async function save(name: string, machine: Machine, context: BenchContext, seconds: number, result: unknown) {
-  await mkdir(resultsDir, { recursive: true });
-  const file = new URL(`${name}.json`, resultsDir);
+async function save(
+  dir: URL,
+  name: string,
+  machine: Machine,
+  context: BenchContext,
+  seconds: number,
+  result: unknown,
+) {
+  await mkdir(dir, { recursive: true });
+  const file = new URL(`${name}.json`, dir);
   const body = { benchmark: name, machine, scale: context.scale, runs: context.runs, seconds, result };
   await writeFormatted(file, JSON.stringify(body, null, 2));
 }
@@ -87,7 +99,7 @@ async function measuredMaximum(context: BenchContext, results: Results): Promise
 }
 
 async function main(): Promise<string[]> {
-  const { selected, scale, runs } = options();
+  const { selected, scale, runs, outputDir } = options();
   const started = Date.now();
   const infraOptions = defaultInfrastructureOptions();
   const kafkaVersions = infraOptions.kafkaVersions.slice(0, 1);
@@ -133,7 +145,7 @@ async function main(): Promise<string[]> {
       try {
         const result = await run[name]();
         timings[name] = (Date.now() - at) / 1000;
-        await save(name, machine, context, timings[name], result);
+        await save(outputDir, name, machine, context, timings[name], result);
         console.log(`  (${timings[name].toFixed(0)} s)`);
       } catch (error) {
         failed.push(name);
@@ -157,7 +169,8 @@ async function main(): Promise<string[]> {
     markdownTable(rows),
     '',
   ].join('\n');
-  await writeFormatted(new URL('summary.md', resultsDir), markdown);
+  await writeFormatted(new URL('summary.md', outputDir), markdown);
+  console.log(`results in ${fileURLToPath(outputDir)}`);
   return failed;
 }
 
