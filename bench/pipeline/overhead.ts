@@ -26,12 +26,13 @@ export interface OverheadResult {
   cpuPerThousand: {
     pipeline: Spread;
     sandbox: Spread;
-    brokerForPipeline: Spread;
+    /** The broker's: absent when it was not measured (its process not found, see brokerCpuMeter). */
+    brokerForPipeline?: Spread;
     exactlyOnce: Spread;
     sandboxForExactlyOnce: Spread;
-    brokerForExactlyOnce: Spread;
+    brokerForExactlyOnce?: Spread;
     raw: Spread;
-    brokerForRaw: Spread;
+    brokerForRaw?: Spread;
     /** The part of pipeline, exactlyOnce and raw on V8's helper threads (garbage collection, optimizing compilers); absent in results of earlier versions. */
     pipelineV8Helpers?: Spread;
     exactlyOnceV8Helpers?: Spread;
@@ -96,6 +97,9 @@ export async function pipelineOverhead(context: BenchContext): Promise<OverheadR
     const perThousand = (r: WorkerResult, key: string) => ((r.details[key] ?? 0) / r.records) * 1000;
     const cpu = (pick: (r: OverheadResult['runs'][number]) => WorkerResult, key: string) =>
       spread(runs.map((r) => perThousand(pick(r), key)));
+    // Counted as 0 when unmeasured, the broker would look free.
+    const brokerCpu = (pick: (r: OverheadResult['runs'][number]) => WorkerResult) =>
+      runs.every((r) => pick(r).details.brokerCpuMs !== undefined) ? cpu(pick, 'brokerCpuMs') : undefined;
     return {
       records: count,
       recordBytes: backlog.recordBytes,
@@ -108,12 +112,12 @@ export async function pipelineOverhead(context: BenchContext): Promise<OverheadR
       cpuPerThousand: {
         pipeline: cpu((r) => r.pipeline, 'cpuMs'),
         sandbox: cpu((r) => r.pipeline, 'sandboxCpuMs'),
-        brokerForPipeline: cpu((r) => r.pipeline, 'brokerCpuMs'),
+        brokerForPipeline: brokerCpu((r) => r.pipeline),
         exactlyOnce: cpu((r) => r.exactlyOnce, 'cpuMs'),
         sandboxForExactlyOnce: cpu((r) => r.exactlyOnce, 'sandboxCpuMs'),
-        brokerForExactlyOnce: cpu((r) => r.exactlyOnce, 'brokerCpuMs'),
+        brokerForExactlyOnce: brokerCpu((r) => r.exactlyOnce),
         raw: cpu((r) => r.raw, 'cpuMs'),
-        brokerForRaw: cpu((r) => r.raw, 'brokerCpuMs'),
+        brokerForRaw: brokerCpu((r) => r.raw),
         pipelineV8Helpers: cpu((r) => r.pipeline, 'v8HelpersCpuMs'),
         exactlyOnceV8Helpers: cpu((r) => r.exactlyOnce, 'v8HelpersCpuMs'),
         rawV8Helpers: cpu((r) => r.raw, 'v8HelpersCpuMs'),

@@ -76,7 +76,7 @@ export function summaryRows(results: Results): Row[] {
     rows.push(row('overhead', 'raw kafkajs passthrough', rate(o.raw)));
     rows.push(row('overhead', 'ratio pipeline / raw', times(o.ratio), '>= 0.8x', yes(o.ratio.median >= 0.8)));
     const c = o.cpuPerThousand;
-    const ms = (s: Spread) => s.median.toFixed(0);
+    const ms = (s: Spread | undefined) => s?.median.toFixed(0) ?? 'n/a';
     rows.push(
       row(
         'overhead',
