@@ -24,6 +24,17 @@ const number = (text: string | undefined, what: string): number => {
   return value;
 };
 
+/**
+ * The run's total from ProducerPerformance's output: the line with the latency percentiles,
+ * printed last. A run longer than its 5 s reporting window prints window lines of the same
+ * form before it.
+ */
+function producerTotal(output: string): RegExpExecArray | undefined {
+  return [...output.matchAll(/(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\).* 50th/g)].at(
+    -1,
+  );
+}
+
 export async function brokerLimit(context: BenchContext, recordBytes: number): Promise<BrokerLimitResult> {
   const tools = await kafkaTools(context.kafkaVersion);
   const records = context.count(500_000, 50_000);
@@ -39,7 +50,7 @@ export async function brokerLimit(context: BenchContext, recordBytes: number): P
         ...['--topic', topic, '--num-records', String(records), '--record-size', String(recordBytes)],
         ...['--throughput', '-1', '--producer-props', `bootstrap.servers=${context.bootstrap}`, 'acks=all'],
       ]);
-      const summary = /(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\)/.exec(produced);
+      const summary = producerTotal(produced);
       produce.push(number(summary?.[2], 'records/sec'));
       produceMb.push(number(summary?.[3], 'MB/sec'));
       const consumed = await runTool(tools.libs, 'org.apache.kafka.tools.ConsumerPerformance', [
