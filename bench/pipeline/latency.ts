@@ -1,7 +1,8 @@
-// 6. Latency: from an input record's timestamp (set by the producer when it creates the
-// record) to its MatchResult being appended to the matches topic (LogAppendTime, the
-// broker's clock on the same machine), under a steady load at half the maximum measured in
-// the same run (the overhead benchmark's, or drains of its backlog made for this one).
+// 6. Latency: from an input record's timestamp (the time it was due under the steady load,
+// bench/support/steady-load.ts) to its MatchResult being appended to the matches topic
+// (LogAppendTime, the broker's clock on the same machine), under a steady load at half the
+// maximum measured in the same run (the overhead benchmark's, or drains of its backlog made
+// for this one).
 // The first tenth of each run is warm-up and left out. Each run measures at-least-once,
 // then exactly-once at the same rate: there a MatchResult is appended when its partition's
 // transaction is sent (every commit interval) and read_committed consumers see it once the
@@ -34,6 +35,8 @@ export interface LatencyFigures {
   /** The pipeline child's CPU over the run (first record read to last acknowledged), in cores. */
   cpuBusy: number;
   cpuPerRecordUs: number;
+  /** The most the load generator fell behind the rate, in ms (its records' latencies include it); absent in results saved before. */
+  loadMaxLateMs?: number;
 }
 
 export interface LatencySpreads {
@@ -115,6 +118,7 @@ async function latencyRun(
       max: latencies.at(-1) ?? Number.NaN,
       cpuBusy: cpuMs / elapsedMs,
       cpuPerRecordUs: (cpuMs * 1000) / records,
+      loadMaxLateMs: load.maxLateMs,
     };
   } finally {
     await deleteTopics(context.kafka, [input, ...created]);
@@ -132,7 +136,8 @@ const spreads = (runs: LatencyFigures[]): LatencySpreads => ({
 
 const describe = (f: LatencyFigures) =>
   `${f.offeredRate.toFixed(0)} records/s offered; p50 ${f.p50} ms, p95 ${f.p95} ms, p99 ${f.p99} ms, max ${f.max} ms; ` +
-  `pipeline CPU ${(f.cpuBusy * 100).toFixed(0)} % of a core, ${f.cpuPerRecordUs.toFixed(0)} µs per record`;
+  `pipeline CPU ${(f.cpuBusy * 100).toFixed(0)} % of a core, ${f.cpuPerRecordUs.toFixed(0)} µs per record; ` +
+  `load at most ${f.loadMaxLateMs} ms behind its rate`;
 
 export async function latencyUnderLoad(
   context: BenchContext,

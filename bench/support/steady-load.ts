@@ -1,5 +1,8 @@
 // A steady load on an input topic: distinct partners produced at a fixed rate, each stamped
-// with its creation time (the record's timestamp), which latency is measured from.
+// with the time it was due at that rate (the record's timestamp), which latency is measured
+// from. Stamped when built instead, a record held back by a stall of this loop (it shares the
+// orchestrator's event loop with the sandbox) or by a slow send would start its clock late,
+// and the stall would be missing from the percentiles (coordinated omission).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message } from 'kafkajs';
 import type { BenchContext } from './context.ts';
@@ -18,8 +21,10 @@ export interface SteadyLoadOptions {
 }
 
 export interface SteadyLoad {
-  /** Creation time per partner id. */
+  /** Due time per partner id (ms since the epoch). */
   createdAt: Map<string, number>;
+  /** The most a record was built after its due time, in ms: how far the load fell behind. */
+  maxLateMs: number;
   startedAt: number;
   seconds: number;
   sent: number;
@@ -39,6 +44,7 @@ export async function steadyLoad(
   const createdAt = new Map<string, number>();
   const started = Date.now();
   let sent = 0;
+  let maxLateMs = 0;
   try {
     while (sent < total && !signal?.aborted) {
       const due = Math.min(total, Math.floor((rate * (Date.now() - started)) / 1000)) - sent;
@@ -47,11 +53,14 @@ export async function steadyLoad(
         continue;
       }
       const messages: Message[] = [];
+      const now = Date.now();
       for (let i = sent; i < sent + due; i += 1) {
         const partner = distinctPartner(pool, firstIndex + i);
-        const now = Date.now();
-        createdAt.set(partner.partnerId, now);
-        messages.push({ key: partner.partnerId, value: encode(partner), timestamp: String(now) });
+        // Record i is released once rate * elapsed reaches i + 1; rounded up, never after `now`.
+        const dueAt = Math.ceil(started + ((i + 1) * 1000) / rate);
+        maxLateMs = Math.max(maxLateMs, now - dueAt);
+        createdAt.set(partner.partnerId, dueAt);
+        messages.push({ key: partner.partnerId, value: encode(partner), timestamp: String(dueAt) });
       }
       sent += due;
       await producer.send({ topic, acks: -1, messages });
@@ -59,5 +68,5 @@ export async function steadyLoad(
   } finally {
     await producer.disconnect();
   }
-  return { createdAt, startedAt: started, seconds: (Date.now() - started) / 1000, sent };
+  return { createdAt, maxLateMs, startedAt: started, seconds: (Date.now() - started) / 1000, sent };
 }
