@@ -105,7 +105,7 @@ async function main(): Promise<string[]> {
   const kafkaVersions = infraOptions.kafkaVersions.slice(0, 1);
   const needsKafka = selected.some((name) => name !== 'matching');
   const infra = needsKafka ? await startInfrastructure({ ...infraOptions, kafkaVersions }) : undefined;
-  const kafkaVersion = infra?.brokers[0]?.version ?? kafkaVersions[0] ?? 'none';
+  const kafkaVersion = infra ? (infra.brokers[0]?.version ?? 'unknown') : 'none';
   const machine = describeMachine(kafkaVersion);
   console.log(`partner-enrich benchmarks: scale ${scale}, ${runs} runs each; ${machineLine(machine)}`);
   if (infra)

@@ -9,6 +9,7 @@ export interface Machine {
   os: string;
   node: string;
   java: string;
+  /** The broker's version; `none` when the run started no broker (matching alone). */
   kafka: string;
 }
 

@@ -358,5 +358,6 @@ export function textTable(rows: Row[]): string {
 }
 
 export function machineLine(machine: Machine): string {
-  return `${machine.cores} x ${machine.cpu}, ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}, ${machine.java}, Kafka ${machine.kafka}`;
+  const kafka = machine.kafka === 'none' ? 'no Kafka broker' : `Kafka ${machine.kafka}`;
+  return `${machine.cores} x ${machine.cpu}, ${machine.memoryGb} GB, ${machine.os}, Node ${machine.node}, ${machine.java}, ${kafka}`;
 }
