@@ -12,7 +12,7 @@ import { format, resolveConfig } from 'prettier';
 import { defaultInfrastructureOptions, startInfrastructure } from '../deploy/local/infra.ts';
 import { brokerLimit } from './broker/limit.ts';
 import { latencyUnderLoad, type LatencyMaximum } from './pipeline/latency.ts';
-import { memoryDrain } from './pipeline/memory.ts';
+import { memoryDrain, memoryDrainSetting } from './pipeline/memory.ts';
 import { naiveClient } from './pipeline/naive-client.ts';
 import { pipelineMaximum, pipelineOverhead } from './pipeline/overhead.ts';
 import { quotaEfficiency } from './pipeline/quota.ts';
@@ -63,6 +63,7 @@ function options() {
     throw new Error('--scale must be > 0, --runs a whole number >= 1');
   // Checked here so that a misspelt value fails before the infrastructure starts, not in a child.
   allocationProfileKind(process.env.BENCH_ALLOC_PROF);
+  memoryDrainSetting(process.env.BENCH_MEMORY_DRAIN);
   const selected = BENCHMARKS.filter((name) => !only || only.includes(name));
   const outputDir = selected.length === BENCHMARKS.length ? resultsDir : partialResultsDir;
   return { selected, scale, runs, outputDir };

@@ -1,6 +1,6 @@
 // 4. Memory: peak RSS of the pipeline's own process (a child of its own; VmHWM, the kernel's
 // high-water mark) while it drains a backlog of 1,000,000 distinct partners, whole, to the
-// end, with the default configuration (BENCH_MEMORY_DRAIN=<n> drains only the first n).
+// end, with the default configuration (BENCH_MEMORY_DRAIN=<n> drains only the first n x scale).
 // RSS along the drain and the heap left reachable at its end show whether anything grows
 // with the number of partners seen (the partner state lives on disk, not in the heap).
 import type { BenchContext } from '../support/context.ts';
@@ -23,11 +23,21 @@ export interface MemoryResult {
   runs: WorkerResult[];
 }
 
+/** BENCH_MEMORY_DRAIN: `all` (unset), or the records of the full-scale backlog each run drains. */
+export function memoryDrainSetting(value: string | undefined): 'all' | number {
+  if (value === undefined || value === 'all') return 'all';
+  const records = Number(value);
+  // A NaN would reach the worker as its record count, which then never finishes.
+  if (!Number.isInteger(records) || records < 1)
+    throw new Error(`BENCH_MEMORY_DRAIN must be 'all' or a whole number >= 1, not '${value}'`);
+  return records;
+}
+
 export async function memoryDrain(context: BenchContext): Promise<MemoryResult> {
   const sandbox = await context.instantSandbox();
   const backlogSize = context.count(1_000_000);
-  const setting = process.env.BENCH_MEMORY_DRAIN ?? 'all';
-  const drained = setting === 'all' ? backlogSize : Math.min(backlogSize, context.count(Number(setting)));
+  const setting = memoryDrainSetting(process.env.BENCH_MEMORY_DRAIN);
+  const drained = setting === 'all' ? backlogSize : Math.min(backlogSize, context.count(setting));
   const backlog = await produceDistinct(context, 'memory', backlogSize);
   context.log(
     `backlog: ${backlogSize} records produced in ${(backlog.produceMs / 1000).toFixed(0)} s; each run drains ${drained}`,
