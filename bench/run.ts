@@ -45,14 +45,36 @@ type Name = (typeof BENCHMARKS)[number];
 const resultsDir = new URL('./results/', import.meta.url);
 const partialResultsDir = new URL('./partial/', resultsDir);
 
+const USAGE = `usage: npm run bench [-- options]   (node bench/run.ts [options])
+
+  --only a,b   run only these benchmarks (BENCH_ONLY); known: ${BENCHMARKS.join(', ')}
+  --scale x    multiply record counts and durations (BENCH_SCALE; default 1, the documented run)
+  --runs n     repetitions of each figure, reported as median (min-max) (BENCH_RUNS; default 3)
+  -h, --help   print this and exit
+
+Only a run of the whole suite writes bench/results/<name>.json and summary.md, the committed
+results; a partial run (--only) writes them to bench/results/partial/ (git-ignored).
+Environment variables (BENCH_MEMORY_DRAIN, BENCH_LATENCY_RATE, ...): docs/BENCHMARKS.md.`;
+
 function options() {
-  const { values } = parseArgs({
-    options: {
-      only: { type: 'string' },
-      scale: { type: 'string', default: process.env.BENCH_SCALE ?? '1' },
-      runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
-    },
-  });
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        only: { type: 'string' },
+        scale: { type: 'string', default: process.env.BENCH_SCALE ?? '1' },
+        runs: { type: 'string', default: process.env.BENCH_RUNS ?? '3' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
   const only = (values.only ?? process.env.BENCH_ONLY)?.split(',').map((s) => s.trim());
   const unknown = only?.filter((name) => !BENCHMARKS.includes(name as Name)) ?? [];
   if (unknown.length > 0)
