@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { format, resolveConfig } from 'prettier';
-import { defaultInfrastructureOptions, startInfrastructure } from '../deploy/local/infra.ts';
+import { defaultInfrastructureOptions, startInfrastructure, stopOnSignal } from '../deploy/local/infra.ts';
 import { brokerLimit } from './broker/limit.ts';
 import { latencyUnderLoad, type LatencyMaximum } from './pipeline/latency.ts';
 import { memoryDrain, memoryDrainSetting } from './pipeline/memory.ts';
@@ -20,6 +20,7 @@ import { rerunBesideLive } from './pipeline/rerun.ts';
 import { scaleOut } from './pipeline/scale.ts';
 import { stateRestart } from './pipeline/state.ts';
 import { allocationProfileKind } from './support/allocation-profile.ts';
+import { killChildren } from './support/children.ts';
 import { createContext, type BenchContext } from './support/context.ts';
 import { warmInstantSandbox } from './support/drain.ts';
 import { describeMachine, type Machine } from './support/machine.ts';
@@ -127,7 +128,12 @@ async function main(): Promise<string[]> {
   const infraOptions = defaultInfrastructureOptions();
   const kafkaVersions = infraOptions.kafkaVersions.slice(0, 1);
   const needsKafka = selected.some((name) => name !== 'matching');
+  // On Ctrl-C the broker's and registry's JVMs would outlive this process; the benchmarks'
+  // children too, killed first (stopOnSignal exits once the infrastructure is stopped).
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, killChildren);
+  const startedUp = stopOnSignal();
   const infra = needsKafka ? await startInfrastructure({ ...infraOptions, kafkaVersions }) : undefined;
+  if (infra) startedUp(infra);
   const kafkaVersion = infra ? (infra.brokers[0]?.version ?? 'unknown') : 'none';
   const machine = describeMachine(kafkaVersion);
   console.log(`partner-enrich benchmarks: scale ${scale}, ${runs} runs each; ${machineLine(machine)}`);
@@ -173,6 +179,7 @@ async function main(): Promise<string[]> {
       } catch (error) {
         failed.push(name);
         console.error(`  ${name} failed:`, error);
+        killChildren();
       }
     }
   } finally {

@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../src/config/index.ts';
 import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
+import { track } from './children.ts';
 import { BENCH_REQUESTS_PER_SECOND, type BenchContext } from './context.ts';
 import { profilesDir } from './spawn.ts';
 
@@ -50,15 +51,17 @@ export async function startRunProcess(env: Record<string, string>, label: string
     ? ['--cpu-prof', `--cpu-prof-dir=${profilesDir}`, `--cpu-prof-name=${label}-${Date.now()}.cpuprofile`]
     : [];
   const started = performance.now();
-  const child = spawn(process.execPath, [...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'], {
-    env: {
-      ...process.env,
-      ...RUNTIME_ENV,
-      ...env,
-      PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
+  const child = track(
+    spawn(process.execPath, [...RUNTIME_NODE_FLAGS, ...profile, cliPath, 'run'], {
+      env: {
+        ...process.env,
+        ...RUNTIME_ENV,
+        ...env,
+        PARTNER_ENRICH_OBSERVABILITY__METRICS_PORT: String(port),
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    }),
+  );
   const exit = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let exited = false;
   void exit.then(() => (exited = true));

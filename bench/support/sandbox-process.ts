@@ -8,6 +8,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Consume } from '../pipeline/quota.ts';
+import { track } from './children.ts';
 
 /** Parent to child. */
 export type SandboxCommand = { type: 'consumes' } | { type: 'forget-bulks' } | { type: 'close' };
@@ -32,7 +33,7 @@ const childPath = fileURLToPath(new URL('./sandbox-child.ts', import.meta.url));
 
 /** Starts the benchmarks' instant sandbox in a child process. */
 export async function startSandboxProcess(): Promise<SandboxProcess> {
-  const child = fork(childPath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = track(fork(childPath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
   const exited = new Promise<never>((_, reject) =>
     child.once('exit', (code) => reject(new Error(`sandbox process exited with code ${code}`))),
   );

@@ -5,6 +5,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RUNTIME_ENV, RUNTIME_NODE_FLAGS } from '../../src/cli/runtime-flags.ts';
+import { track } from './children.ts';
 import type { WorkerCommand, WorkerJob, WorkerMessage, WorkerResult } from './jobs.ts';
 
 const workerPath = fileURLToPath(new URL('./worker.ts', import.meta.url));
@@ -41,11 +42,13 @@ export function startWorker(job: WorkerJob, options: WorkerOptions = {}): Runnin
         ]
       : []),
   ];
-  const child = fork(workerPath, [], {
-    execArgv,
-    env: { ...process.env, ...(pipeline ? RUNTIME_ENV : {}) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = track(
+    fork(workerPath, [], {
+      execArgv,
+      env: { ...process.env, ...(pipeline ? RUNTIME_ENV : {}) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  );
   let markReady = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   const result = new Promise<WorkerResult>((resolve, reject) => {
