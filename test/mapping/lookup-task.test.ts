@@ -122,7 +122,11 @@ describe('toJsonRecord', () => {
   });
 
   it.each([
-    ['21 names (only the first is sent)', partner({ names: Array(TASK_LIMITS.maxItems + 1).fill('n') })],
+    [
+      '21 names (only the first is sent)',
+      partner({ names: Array(TASK_LIMITS.maxItems + 1).fill('n') }),
+      { name: 'n GmbH', addresses: 1, identifiers: 1 },
+    ],
     [
       '21 addresses, 20 of them blank (left out)',
       partner({
@@ -139,6 +143,7 @@ describe('toJsonRecord', () => {
           }),
         ],
       }),
+      { name: 'Muster Maschinenbau GmbH', addresses: 1, identifiers: 1 },
     ],
     [
       '21 identifiers, 20 of them placeholders (left out)',
@@ -148,15 +153,22 @@ describe('toJsonRecord', () => {
           ...Array(TASK_LIMITS.maxItems).fill({ type: 'LEI', value: '-', country: null }),
         ],
       }),
+      { name: 'Muster Maschinenbau GmbH', addresses: 1, identifiers: 1 },
     ],
     [
       'a 300-character legal form without a name (not sent)',
       partner({ names: [], legalForm: 'L'.repeat(300) }),
+      { name: undefined, addresses: 1, identifiers: 1 },
     ],
   ])(
     'regression: %s was refused by a limit on values the task does not carry; now looked up',
-    (_what, record) => {
-      expect(() => toJsonRecord(record)).not.toThrow();
+    (_what, record, sent) => {
+      const task = toJsonRecord(record);
+      expect({
+        name: task.organization.nameDetails.formattedOrgName,
+        addresses: task.addressData.length,
+        identifiers: task.identifications.length,
+      }).toEqual(sent);
     },
   );
 

@@ -167,7 +167,21 @@ describe('sandbox supplier gateway, EXTD fetch and overlap logs', () => {
       query: { limit: 2 },
     });
     expect(first.values?.[0]?.overlappingSvcIds?.length).toBeGreaterThan(0);
-    if ((first.total ?? 0) > 2) expect(first.nextStartAfter).toBe('2');
+    expect(first.total).toBeGreaterThan(3);
+    expect(first.nextStartAfter).toBe('2');
+    const second = await sandbox.client.getOverlapLogResults({
+      path: { storageId: 'erp-customers' },
+      query: { limit: 2, startAfter: first.nextStartAfter },
+    });
+    const all = await sandbox.client.getOverlapLogResults({
+      path: { storageId: 'erp-customers' },
+      query: { limit: 4 },
+    });
+    // The second page goes on where the first ended.
+    expect([...(first.values ?? []), ...(second.values ?? [])].map((entry) => entry.svcId)).toEqual(
+      all.values?.map((entry) => entry.svcId),
+    );
+    expect(second.nextStartAfter).toBe('4');
     const unmonitored = await sandbox.client.getOverlapLogResults({ path: { storageId: 'storage-1' } });
     expect(unmonitored.total).toBe(0);
     expect((await sandbox.raw('GET', '/v3/overlaplogs/nope/results')).status).toBe(404);
