@@ -189,9 +189,12 @@ describe.each(KUSTOMIZATIONS)('deploy/kubernetes/%s', (dir) => {
 
     it('holds the replica count while intake is paused for quota, instead of scaling on its lag', () => {
       expect(query).toMatch(/unless on \(\)[\s\S]*intake_pauses_total\{[^}]*reason="quota"[^}]*\}\[5m\]/);
-      // The held value is the replicas there are times the threshold: the autoscaler's
-      // desired count (value / threshold) is then the current one.
-      const held = /or on \(\)\s*count\(partner_enrich_intake_paused\{[^}]*\}\) \* (\d+)\s*$/.exec(query);
+      // The held value is the replicas there are (ready, else scraped) times the threshold:
+      // the autoscaler's desired count (value / threshold) is then the current one.
+      const held =
+        /or on \(\)\s*\(\s*count\(partner_enrich_ready\{[^}]*\} == 1\)\s*or on \(\)\s*count\(partner_enrich_intake_paused\{[^}]*\}\)\s*\) \* (\d+)\s*$/.exec(
+          query,
+        );
       expect(held?.[1]).toBe(trigger?.metadata['threshold']);
       expect(trigger?.metadata['ignoreNullValues']).toBe('false');
       expect(scaled.spec?.fallback?.behavior).toBe('currentReplicas');

@@ -35,6 +35,11 @@ interface Timeline {
   pausedFor: (minute: number) => 'quota' | 'backpressure' | undefined;
   /** Whether bulks are being submitted at the minute. */
   submitting: (minute: number) => boolean;
+  /**
+   * The pods scraped at the minute and whether each answers /readyz 200; unset: the two
+   * replicas, ready throughout.
+   */
+  pods?: (minute: number) => Record<string, 'ready' | 'unready'>;
 }
 
 /** A counter that counts the samples at which `counts` holds. */
@@ -43,19 +48,31 @@ const counter = (counts: (minute: number, index: number) => boolean): number[] =
   return samples.map((minute, index) => (total += counts(minute, index) ? 1 : 0));
 };
 
-/** The series two replicas export over the timeline, as the ServiceMonitor scrapes them. */
+const steadyPods = (): Record<string, 'ready' | 'unready'> =>
+  Object.fromEntries(REPLICAS.map((instance) => [instance, 'ready' as const]));
+
+/** The series the pods export over the timeline, as the ServiceMonitor scrapes them. */
 function seriesOf(timeline: Timeline): Series[] {
   const pauseBegins = (reason: string) =>
     counter(
       (minute, index) =>
         timeline.pausedFor(minute) === reason && timeline.pausedFor(samples[index - 1] ?? -1) !== reason,
     );
-  return REPLICAS.flatMap((instance) => {
+  const pods = timeline.pods ?? steadyPods;
+  const instances = [...new Set(samples.flatMap((minute) => Object.keys(pods(minute))))];
+  return instances.flatMap((instance) => {
     const labels = `job="${job}", instance="${instance}"`;
+    // A pod's samples while it is scraped; marked stale once it no longer is, as Prometheus does.
+    const scraped = (values: number[]): Series['values'] =>
+      values.map((value, index) => {
+        if (pods(samples[index] as number)[instance] !== undefined) return value;
+        const before = index > 0 ? pods(samples[index - 1] as number)[instance] : undefined;
+        return before === undefined ? undefined : 'stale';
+      });
     return [
       ...PARTITIONS.map((partition) => ({
         series: `partner_enrich_consumer_lag{${labels}, topic="${topic}", partition="${partition}"}`,
-        values: samples.map(timeline.lag),
+        values: scraped(samples.map(timeline.lag)),
       })),
       // Another topic's lag, which the query must leave out.
       {
@@ -64,15 +81,19 @@ function seriesOf(timeline: Timeline): Series[] {
       },
       {
         series: `partner_enrich_intake_paused{${labels}}`,
-        values: samples.map((minute) => (timeline.pausedFor(minute) ? 1 : 0)),
+        values: scraped(samples.map((minute) => (timeline.pausedFor(minute) ? 1 : 0))),
       },
       ...['quota', 'backpressure'].map((reason) => ({
         series: `partner_enrich_intake_pauses_total{${labels}, reason="${reason}"}`,
-        values: pauseBegins(reason),
+        values: scraped(pauseBegins(reason)),
       })),
       {
         series: `partner_enrich_bulk_submissions_total{${labels}}`,
-        values: counter((minute) => timeline.submitting(minute)),
+        values: scraped(counter((minute) => timeline.submitting(minute))),
+      },
+      {
+        series: `partner_enrich_ready{${labels}}`,
+        values: scraped(samples.map((minute) => (pods(minute)[instance] === 'ready' ? 1 : 0))),
       },
     ];
   });
@@ -129,6 +150,32 @@ describe("the ScaledObject's query", () => {
       query,
       series,
       [12.25, 15.75, 20.25, 33.25].map((minute) => [minute, held]),
+    );
+  });
+
+  it('regression: a rolling update during a quota pause counted its new pod and the one stopping as replicas, and the autoscaler added one; now the ready pods are counted', () => {
+    // The Deployment's maxSurge 1: a new pod c is scraped from minute 12, restoring (not
+    // ready) until 16; then b stops (not ready) and is gone at 17.
+    const pods = (minute: number): Record<string, 'ready' | 'unready'> => ({
+      a: 'ready',
+      ...(minute < 16 ? { b: 'ready' as const } : minute < 17 ? { b: 'unready' as const } : {}),
+      ...(minute >= 12 ? { c: minute < 16 ? ('unready' as const) : ('ready' as const) } : {}),
+    });
+    const series = seriesOf({ lag: growingLag, pausedFor: () => 'quota', submitting: () => false, pods });
+    expectValues(
+      query,
+      series,
+      [11, 13, 15, 16.5, 18, 25].map((minute) => [minute, held]),
+    );
+  });
+
+  it('holds the replicas scraped while a pause finds none ready (the schema registry out)', () => {
+    const pods = () => Object.fromEntries(REPLICAS.map((instance) => [instance, 'unready' as const]));
+    const series = seriesOf({ lag: growingLag, pausedFor: () => 'quota', submitting: () => false, pods });
+    expectValues(
+      query,
+      series,
+      [10, 20].map((minute) => [minute, held]),
     );
   });
 

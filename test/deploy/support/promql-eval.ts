@@ -16,8 +16,11 @@ export const SCRAPE_SECONDS = 15;
 
 export interface Series {
   series: string;
-  /** One value per scrape from time 0; undefined where the series has no sample. */
-  values: (number | undefined)[];
+  /**
+   * One value per scrape from time 0; undefined where the series has no sample; 'stale' where
+   * Prometheus marks it gone (its target no longer scraped), which ends its 5-minute lookback.
+   */
+  values: (number | 'stale' | undefined)[];
 }
 
 /** Minute -> the query's value then: a single sample without labels. */
