@@ -3,7 +3,7 @@
 // reaches the output, and the secrets' values replaced in the written line, so that one
 // quoted in a message (a dependency's error text) does not either.
 import { pino, stdSerializers, stdTimeFunctions, type DestinationStream, type Level } from 'pino';
-import { LOG_CENSOR, redactedLogPaths } from './log-redaction.ts';
+import { censorSecretMembers, LOG_CENSOR, redactedLogPaths } from './log-redaction.ts';
 import { processSecrets, type Redactor } from './secret-redactor.ts';
 
 export type Logger = pino.Logger;
@@ -44,7 +44,8 @@ function serializeError(error: unknown): unknown {
  * that looks like a number or a literal) would break the line: it is withheld then, its
  * level and time kept.
  */
-function redactLine(line: string, secrets: Redactor): string {
+function redactLine(written: string, secrets: Redactor): string {
+  const line = censorSecretMembers(written);
   const clean = secrets.redact(line);
   if (clean === line) return line;
   try {

@@ -44,6 +44,34 @@ describe('createLogger', () => {
     });
   });
 
+  it('regression: a credential deeper than six levels, or under a name in another case (Proxy-Authorization, Password), was written as it came', () => {
+    const { logger, text, lines } = capturedLogger();
+    logger.info(
+      {
+        l1: { l2: { l3: { l4: { l5: { password: 'leak-deep', l6: { apiKey: 'leak-deeper' } } } } } },
+        headers: { 'Proxy-Authorization': 'Basic leak-proxy', 'Set-Cookie': 'leak-cookie' },
+        Password: 'leak-case',
+        rows: [[[[[[{ token: 'leak-in-arrays' }]]]]]],
+        note: 'the word "password" in a message stays',
+      },
+      'starting',
+    );
+    for (const leak of [
+      'leak-deep',
+      'leak-deeper',
+      'leak-proxy',
+      'leak-cookie',
+      'leak-case',
+      'leak-in-arrays',
+    ])
+      expect(text()).not.toContain(leak);
+    expect(lines()[0]).toMatchObject({
+      headers: { 'Proxy-Authorization': '[redacted]' },
+      Password: '[redacted]',
+      note: 'the word "password" in a message stays',
+    });
+  });
+
   it('never writes a credential carried in the details of a logged error', () => {
     const { logger, text } = capturedLogger();
     const error = new PartnerEnrichError('REFDATA_UNAUTHORIZED', 'the service refused the credentials', {
