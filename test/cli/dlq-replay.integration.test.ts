@@ -286,6 +286,38 @@ describe('dlq replay against Kafka', () => {
     expect(copies.map((m) => m.key?.toString())).toEqual(['V-2']);
   });
 
+  it("regression: with a dead-letter topic shared by two pipelines, dlq replay sent the other pipeline's dead letters into this one's input (its partner created here, a lookup paid); now only those read from the input topic, or from the one --origin-topic names", async () => {
+    const other = uniqueName('other-pipeline.input');
+    const mine = await send(kafka, topics.input, 'O-1', Buffer.from('O-1 v1'));
+    await deadLetter('O-1', mine);
+    const theirs = (key: string) =>
+      send(kafka, topics.deadLetters, key, Buffer.from(`${key} of the other pipeline`), {
+        'pe.stage': 'lookup',
+        'pe.error.code': 'TASK_FAILED',
+        'pe.origin.topic': other,
+        'pe.origin.partition': '0',
+        'pe.origin.offset': '0',
+        'pe.failed-at': new Date().toISOString(),
+      });
+    await theirs('X-1');
+    await theirs('X-2');
+
+    const replay = await runCli(['dlq', 'replay', '--partner', 'O-1'], env);
+    expect(replay.code, replay.stderr).toBe(0);
+    const others = await runCli(['dlq', 'replay', '--code', 'TASK_FAILED', '--dry-run'], env);
+    expect(others.stdout).toContain(
+      `2 left out: read from another topic (${other}: 2); --origin-topic names the one to replay`,
+    );
+    expect((await replayedCopies()).map((m) => m.key?.toString())).not.toContain('X-1');
+
+    // The input renamed: the former one's dead letters are replayed when named.
+    const renamed = await runCli(['dlq', 'replay', '--origin-topic', other], env);
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(renamed.stdout).toContain('replayed 2 records');
+    const copies = (await replayedCopies()).map((m) => m.key?.toString());
+    expect(copies.filter((key) => key === 'X-1' || key === 'X-2').sort()).toEqual(['X-1', 'X-2']);
+  });
+
   it('regression: dlq replay against a missing dead-letter topic retried for about 80 s and failed as an unexpected error (exit 1, a stack)', async () => {
     const missing = { ...topics, deadLetters: `${topics.deadLetters}-missing` };
     const started = Date.now();
@@ -339,13 +371,13 @@ describe('dlq replay of a dead letter larger than the input topic takes', () => 
       'm',
     );
 
-    const dry = await runCli(['dlq', 'replay', '--dry-run'], env);
+    const dry = await runCli(['dlq', 'replay', '--origin-topic', 'crm-export', '--dry-run'], env);
     expect(dry.stderr).toMatch(bigLine);
     expect(dry.stdout).toContain('1 left out: larger than the input topic takes');
     expect(dry.stdout).toContain('mapping/MAPPING_FIELD_TOO_LONG: 2');
     expect(dry.code).toBe(2);
 
-    const replay = await runCli(['dlq', 'replay'], env);
+    const replay = await runCli(['dlq', 'replay', '--origin-topic', 'crm-export'], env);
     expect(replay.stderr).not.toContain('unexpected failure');
     expect(replay.stderr.match(/REPLAY_RECORD_TOO_LARGE/g)).toHaveLength(1);
     expect(replay.stderr).toMatch(bigLine);
@@ -355,7 +387,7 @@ describe('dlq replay of a dead letter larger than the input topic takes', () => 
     expect(copies.map((m) => m.key?.toString()).sort()).toEqual(['S-1', 'S-2']);
 
     // Still not replayed the next time: still named, still exit 2; nothing is sent twice.
-    const again = await runCli(['dlq', 'replay'], env);
+    const again = await runCli(['dlq', 'replay', '--origin-topic', 'crm-export'], env);
     expect(again.stderr).toMatch(bigLine);
     expect(again.code).toBe(2);
     expect(await readAll(kafka, topics.input)).toHaveLength(2);

@@ -19,6 +19,8 @@ interface ReplayOptions {
   partner?: string;
   /** Epoch ms. */
   since?: number;
+  /** The topic the dead letters' records were read from; topics.input when absent. */
+  originTopic?: string;
   dryRun?: boolean;
 }
 
@@ -349,6 +351,10 @@ export function registerDlqReplay(program: Command): void {
       'only dead letters that failed at or after this ISO 8601 time',
       isoTime('--since'),
     )
+    .option(
+      '--origin-topic <topic>',
+      'only dead letters of records read from this topic (default topics.input; the dead-letter topic may be shared by other pipelines): name the former input topic to replay its dead letters after a rename',
+    )
     .option('--dry-run', 'count what would be replayed, by stage and code, without publishing')
     .action(async (options: ReplayOptions, command: Command) => {
       const config = commandConfig(command, {}, true);
@@ -364,9 +370,19 @@ export function registerDlqReplay(program: Command): void {
         if (bytesDropped(message)) dropped += 1;
         else matching.push(letterOf(message, partition, config.topics.deadLetters));
       });
-      const superseded = await supersededLetters(readers, config.topics, matching);
-      const repeated = repeatedLetters(matching, superseded);
-      const replayable = matching.filter((letter) => !superseded.has(letter) && !repeated.has(letter));
+      // A dead-letter topic may be shared by pipelines of other input topics: their dead letters
+      // replayed here were looked up and stored by this pipeline (a partner Created here, a
+      // lookup paid). Those of a former input topic are replayed when it is named.
+      const origin = options.originTopic ?? config.topics.input;
+      const elsewhere = new Map<string, number>();
+      const fromOrigin = matching.filter((letter) => {
+        const topic = header(letter.message, 'pe.origin.topic') ?? '(none)';
+        if (topic !== origin) elsewhere.set(topic, (elsewhere.get(topic) ?? 0) + 1);
+        return topic === origin;
+      });
+      const superseded = await supersededLetters(readers, config.topics, fromOrigin);
+      const repeated = repeatedLetters(fromOrigin, superseded);
+      const replayable = fromOrigin.filter((letter) => !superseded.has(letter) && !repeated.has(letter));
       // The broker refuses a batch over the input topic's limit, and a copy over it alone fits in
       // no request: sent, it failed the command half done.
       const limit = (await topicLimits(kafka, [config.topics.input])).get(config.topics.input) as number;
@@ -382,6 +398,12 @@ export function registerDlqReplay(program: Command): void {
         console.log(
           `  ${dropped} left out: the record's bytes were too large to keep in the dead letter (pe.value-dropped); send it again from its source`,
         );
+      if (elsewhere.size > 0) {
+        const topics = [...elsewhere].map(([topic, count]) => `${topic}: ${count}`).join(', ');
+        console.log(
+          `  ${matching.length - fromOrigin.length} left out: read from another topic (${topics}); --origin-topic names the one to replay`,
+        );
+      }
       if (superseded.size > 0)
         console.log(
           `  ${superseded.size} left out: their partner has a newer input record (a later version, a tombstone or an earlier replay), or they were replayed before`,
