@@ -153,7 +153,11 @@ export const topicsSection = z
     events: topicName.default('partners.events').describe('BusinessPartnerCreated/Updated/Deleted events.'),
     storage: topicName.default('partners.storage').describe('Compacted partner storage.'),
     deadLetters: topicName.default('partners.dlq').describe('Records that could not be enriched.'),
-    state: topicName.default('partner-enrich.state').describe('Pipeline state (compacted).'),
+    state: topicName
+      .default('partner-enrich.state')
+      .describe(
+        "Pipeline state (compacted): the bulk ledger and rerun jobs. Pipelines of other input topics may share it; a second consumer group of the same input topic may not (each would take the other's paid bulks for its own and release them, and both would run its reruns).",
+      ),
     partitions: positiveInt(6).describe(
       'Partitions of the topics the pipeline creates; a storage or input topic created beside the other one, which exists, takes its count.',
     ),
