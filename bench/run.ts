@@ -3,8 +3,9 @@
 // runs each benchmark, writes <name>.json and summary.md, and prints the summary table. Only a
 // run of the whole suite writes them to bench/results, the committed results that
 // docs/BENCHMARKS.md describes; a partial run (--only) writes them to bench/results/partial/
-// (git-ignored), so that it cannot leave the committed files describing a run that never was. BENCH_SCALE and BENCH_RUNS are the flags' environment forms;
-// scale 1 is the documented full run (about 15 minutes on two cores).
+// (git-ignored), so that it cannot leave the committed files describing a run that never was.
+// BENCH_SCALE and BENCH_RUNS are the flags' environment forms; scale 1 is the documented full
+// run (about 15 minutes on two cores).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
